@@ -1,0 +1,334 @@
+//! A trace directory: its files, where traces live by default, and the merge
+//! of the per-thread logs into the global order.
+//!
+//! The global order: every entry carries a Lamport clock taken under the
+//! striped lock of its granule, so conflicting entries (same granule) have
+//! increasing clocks in the order memory saw them, and a thread's clocks
+//! increase in program order. Sorting by `(clock, thread)` is therefore a
+//! total order consistent with program order and with every granule's order;
+//! entries with equal clocks touch different granules and commute.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::path::{Path, PathBuf};
+
+use crate::codec::FORMAT_VERSION;
+use crate::error::{Result, TraceError};
+use crate::event::RecordedEvent;
+use crate::header::TraceHeader;
+use crate::reader::ThreadLogReader;
+
+/// Present while a recording is running or if it never finished.
+pub const INCOMPLETE_FILE: &str = "incomplete";
+/// Replaces [`INCOMPLETE_FILE`] once the recording is finalised.
+pub const VERSION_FILE: &str = "version";
+pub const HEADER_FILE: &str = "header.json";
+/// Copy of the recorded process's `/proc/self/maps`, for symbolising sites.
+pub const MAPS_FILE: &str = "maps";
+/// Name of the link to the newest trace, in the traces' base directory.
+pub const LATEST_LINK: &str = "latest-trace";
+/// Environment variable naming the base directory of traces.
+pub const TRACE_DIR_ENV: &str = "RR_LITE_TRACE_DIR";
+
+/// File name of thread `t`'s log.
+pub fn thread_log_name(t: u32) -> String {
+    format!("thread-{t:04}.log")
+}
+
+fn parse_thread_log_name(name: &str) -> Option<u32> {
+    name.strip_prefix("thread-")?.strip_suffix(".log")?.parse().ok()
+}
+
+/// The directory new traces go into: `$RR_LITE_TRACE_DIR`, else
+/// `$XDG_DATA_HOME/rr-lite`, else `~/.local/share/rr-lite`.
+pub fn default_base_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os(TRACE_DIR_ENV).filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join("rr-lite");
+    }
+    let home = std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into());
+    PathBuf::from(home).join(".local/share/rr-lite")
+}
+
+/// The trace a command works on: the one given, else the latest.
+pub fn resolve_trace(arg: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = arg {
+        return Ok(p.to_path_buf());
+    }
+    let link = default_base_dir().join(LATEST_LINK);
+    match std::fs::canonicalize(&link) {
+        Ok(p) => Ok(p),
+        Err(_) => Err(TraceError::NoLatestTrace { path: link }),
+    }
+}
+
+/// An opened trace directory.
+#[derive(Debug, Clone)]
+pub struct TraceDir {
+    path: PathBuf,
+    header: Option<TraceHeader>,
+    threads: u32,
+}
+
+impl TraceDir {
+    /// Opens a trace directory, finalised or not. A trace without a header
+    /// (the recorder was killed) is still readable: its threads are found by
+    /// listing the directory.
+    pub fn open(path: &Path) -> Result<TraceDir> {
+        let meta = std::fs::metadata(path).map_err(TraceError::io(path))?;
+        if !meta.is_dir() {
+            return Err(TraceError::NotATrace {
+                path: path.to_path_buf(),
+            });
+        }
+        Self::check_version_file(path)?;
+        let header_path = path.join(HEADER_FILE);
+        let header = if header_path.exists() {
+            Some(TraceHeader::read(&header_path)?)
+        } else {
+            None
+        };
+        let threads = match &header {
+            Some(h) => h.threads,
+            None => Self::count_thread_logs(path)?,
+        };
+        if threads == 0 {
+            return Err(TraceError::NotATrace {
+                path: path.to_path_buf(),
+            });
+        }
+        let dir = TraceDir {
+            path: path.to_path_buf(),
+            header,
+            threads,
+        };
+        for t in 0..threads {
+            let p = dir.thread_log_path(t);
+            if !p.exists() {
+                return Err(TraceError::MissingThreadLog { path: p, threads });
+            }
+        }
+        Ok(dir)
+    }
+
+    fn check_version_file(path: &Path) -> Result<()> {
+        let version = [VERSION_FILE, INCOMPLETE_FILE]
+            .iter()
+            .map(|f| path.join(f))
+            .find(|p| p.exists());
+        let Some(version) = version else {
+            return if path.join(thread_log_name(0)).exists() {
+                Ok(())
+            } else {
+                Err(TraceError::NotATrace {
+                    path: path.to_path_buf(),
+                })
+            };
+        };
+        let text = std::fs::read_to_string(&version).map_err(TraceError::io(&version))?;
+        let found: u64 = text.trim().parse().map_err(|_| TraceError::Corrupt {
+            path: version.clone(),
+            offset: 0,
+            what: format!("expected a format version number, found {:?}", text.trim()),
+        })?;
+        if found > u64::from(FORMAT_VERSION) {
+            return Err(TraceError::NewerVersion {
+                path: version,
+                found,
+                supported: FORMAT_VERSION,
+            });
+        }
+        Ok(())
+    }
+
+    /// Threads are numbered densely from 0; count the logs present.
+    fn count_thread_logs(path: &Path) -> Result<u32> {
+        let mut max = None;
+        for entry in std::fs::read_dir(path).map_err(TraceError::io(path))? {
+            let entry = entry.map_err(TraceError::io(path))?;
+            if let Some(t) = entry.file_name().to_str().and_then(parse_thread_log_name) {
+                max = max.max(Some(t));
+            }
+        }
+        Ok(max.map_or(0, |m| m + 1))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The header, absent when the recording never finished.
+    pub fn header(&self) -> Option<&TraceHeader> {
+        self.header.as_ref()
+    }
+
+    /// True when the recorder finalised the trace and found it sound.
+    pub fn is_complete(&self) -> bool {
+        self.header.as_ref().is_some_and(|h| h.ok) && self.path.join(VERSION_FILE).exists()
+    }
+
+    pub fn threads(&self) -> u32 {
+        self.threads
+    }
+
+    pub fn thread_log_path(&self, t: u32) -> PathBuf {
+        self.path.join(thread_log_name(t))
+    }
+
+    pub fn maps_path(&self) -> PathBuf {
+        self.path.join(MAPS_FILE)
+    }
+
+    /// Reader over one thread's entries.
+    pub fn thread_events(&self, t: u32) -> Result<ThreadLogReader> {
+        let reader = ThreadLogReader::open(&self.thread_log_path(t))?;
+        if reader.header().thread != t {
+            return Err(TraceError::Corrupt {
+                path: reader.path().to_path_buf(),
+                offset: 12,
+                what: format!("header says thread {}", reader.header().thread),
+            });
+        }
+        Ok(reader)
+    }
+
+    /// All entries in the global order.
+    pub fn global_order(&self) -> Result<GlobalOrder> {
+        let readers = (0..self.threads)
+            .map(|t| self.thread_events(t))
+            .collect::<Result<Vec<_>>>()?;
+        GlobalOrder::new(readers)
+    }
+}
+
+/// An entry with its position in the global order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OrderedEvent {
+    /// Global sequence number: 0, 1, 2, ... in the merged order.
+    pub seq: u64,
+    pub event: RecordedEvent,
+}
+
+/// k-way merge of thread logs by `(clock, thread)`; streaming, memory
+/// proportional to the number of threads.
+#[derive(Debug)]
+pub struct GlobalOrder {
+    readers: Vec<ThreadLogReader>,
+    heads: Vec<Option<RecordedEvent>>,
+    heap: BinaryHeap<Reverse<(u64, u32)>>,
+    next_seq: u64,
+    failed: bool,
+}
+
+impl GlobalOrder {
+    pub fn new(mut readers: Vec<ThreadLogReader>) -> Result<GlobalOrder> {
+        let mut heads = Vec::with_capacity(readers.len());
+        let mut heap = BinaryHeap::new();
+        for (slot, r) in readers.iter_mut().enumerate() {
+            let head = r.next().transpose()?;
+            if let Some(e) = &head {
+                heap.push(Reverse((e.clock, slot as u32)));
+            }
+            heads.push(head);
+        }
+        Ok(GlobalOrder {
+            readers,
+            heads,
+            heap,
+            next_seq: 0,
+            failed: false,
+        })
+    }
+
+    fn advance(&mut self) -> Result<Option<OrderedEvent>> {
+        let Some(Reverse((_, slot))) = self.heap.pop() else {
+            return Ok(None);
+        };
+        let slot = slot as usize;
+        let Some(event) = self.heads[slot].take() else {
+            return Ok(None);
+        };
+        let next = self.readers[slot].next().transpose()?;
+        if let Some(n) = &next {
+            if n.clock <= event.clock {
+                return Err(TraceError::Corrupt {
+                    path: self.readers[slot].path().to_path_buf(),
+                    offset: self.readers[slot].offset(),
+                    what: "clock does not grow".into(),
+                });
+            }
+            self.heap.push(Reverse((n.clock, slot as u32)));
+        }
+        self.heads[slot] = next;
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        Ok(Some(OrderedEvent { seq, event }))
+    }
+}
+
+impl Iterator for GlobalOrder {
+    type Item = Result<OrderedEvent>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let item = self.advance().transpose();
+        self.failed = matches!(item, Some(Err(_)));
+        item
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::Entry;
+    use crate::event::EventKind;
+
+    fn e(clock: u64) -> Entry {
+        Entry {
+            clock,
+            kind: EventKind::Read,
+            addr: 8 * clock,
+            size: 8,
+            site: 0,
+            payload: 0,
+        }
+    }
+
+    #[test]
+    fn merge_orders_by_clock_then_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::reader::tests::write_log(&dir.path().join("thread-0000.log"), 0, &[e(1), e(3), e(4)], None);
+        crate::reader::tests::write_log(&dir.path().join("thread-0001.log"), 1, &[e(2), e(3), e(9)], None);
+        std::fs::write(dir.path().join(INCOMPLETE_FILE), "1\n").unwrap();
+        let trace = TraceDir::open(dir.path()).unwrap();
+        assert_eq!(trace.threads(), 2);
+        assert!(!trace.is_complete());
+        let order: Vec<_> = trace
+            .global_order()
+            .unwrap()
+            .map(|r| r.map(|o| (o.seq, o.event.thread, o.event.clock)))
+            .collect::<Result<_>>()
+            .unwrap();
+        assert_eq!(
+            order,
+            vec![(0, 0, 1), (1, 1, 2), (2, 0, 3), (3, 1, 3), (4, 0, 4), (5, 1, 9)]
+        );
+    }
+
+    #[test]
+    fn missing_thread_log_and_newer_version_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(VERSION_FILE), "99\n").unwrap();
+        let err = TraceDir::open(dir.path()).unwrap_err();
+        assert!(matches!(err, TraceError::NewerVersion { found: 99, .. }), "{err}");
+        let empty = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            TraceDir::open(empty.path()).unwrap_err(),
+            TraceError::NotATrace { .. }
+        ));
+    }
+}

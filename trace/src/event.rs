@@ -1,0 +1,290 @@
+//! What one log entry says: the event kinds, how each one accesses memory,
+//! and the pseudo-addresses that let synchronisation and library state be
+//! ordered by the same dependency analysis as plain memory accesses.
+
+/// How an event touches its address, as far as the dependency analysis is
+/// concerned. Synchronisation events are modelled as accesses to the sync
+/// object's address (SPEC "Events").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Access {
+    Read,
+    Write,
+    /// Atomic read-modify-write: conflicts like a write and reads the value.
+    ReadModifyWrite,
+}
+
+impl Access {
+    /// True when two accesses to one granule by different threads must be
+    /// ordered (at least one of them writes).
+    pub fn conflicts_with(self, other: Access) -> bool {
+        self != Access::Read || other != Access::Read
+    }
+
+    pub fn writes(self) -> bool {
+        self != Access::Read
+    }
+}
+
+macro_rules! event_kinds {
+    ($( $(#[$doc:meta])* $name:ident = $code:literal, $access:ident, $payload:literal, $label:literal; )*) => {
+        /// The kind of a log entry. The discriminant is the on-disk code
+        /// (6 bits, 1..=62; see docs/FORMAT.md), so it never changes once
+        /// released: new kinds take new codes.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[repr(u8)]
+        pub enum EventKind {
+            $( $(#[$doc])* $name = $code, )*
+        }
+
+        impl EventKind {
+            /// Every kind, in code order.
+            pub const ALL: &'static [EventKind] = &[$(EventKind::$name,)*];
+
+            /// Decodes an on-disk kind code.
+            pub fn from_code(code: u8) -> Option<EventKind> {
+                match code {
+                    $( $code => Some(EventKind::$name), )*
+                    _ => None,
+                }
+            }
+
+            /// How the event accesses its address.
+            pub fn access(self) -> Access {
+                match self { $( EventKind::$name => Access::$access, )* }
+            }
+
+            /// Whether the entry carries a result value (payload).
+            pub fn has_payload(self) -> bool {
+                match self { $( EventKind::$name => $payload, )* }
+            }
+
+            /// Stable lower-case name used by `dump --json` and the CLI.
+            pub fn name(self) -> &'static str {
+                match self { $( EventKind::$name => $label, )* }
+            }
+
+            /// Parses a name produced by [`EventKind::name`].
+            pub fn from_name(name: &str) -> Option<EventKind> {
+                match name { $( $label => Some(EventKind::$name), )* _ => None }
+            }
+        }
+    };
+}
+
+event_kinds! {
+    /// Plain or atomic load.
+    Read = 1, Read, false, "read";
+    /// Plain or atomic store.
+    Write = 2, Write, false, "write";
+    /// Atomic read-modify-write or compare-exchange.
+    Rmw = 3, ReadModifyWrite, false, "rmw";
+    /// A range read (memcpy source, `__tsan_read_range`).
+    ReadRange = 4, Read, false, "read-range";
+    /// A range write (memcpy/memset destination, `__tsan_write_range`).
+    WriteRange = 5, Write, false, "write-range";
+    /// Mutex acquired (logged after the real lock returned).
+    MutexLock = 6, ReadModifyWrite, false, "mutex-lock";
+    /// Mutex about to be released.
+    MutexUnlock = 7, ReadModifyWrite, false, "mutex-unlock";
+    /// trylock/timedlock; payload: the call's return value (0 = acquired).
+    MutexTryLock = 8, ReadModifyWrite, true, "mutex-trylock";
+    /// Read lock acquired or tried; payload: return value.
+    RwReadLock = 9, Read, true, "rwlock-rdlock";
+    /// Write lock acquired or tried; payload: return value.
+    RwWriteLock = 10, ReadModifyWrite, true, "rwlock-wrlock";
+    /// Read lock released.
+    RwReadUnlock = 11, Read, false, "rwlock-rdunlock";
+    /// Write lock released.
+    RwWriteUnlock = 12, ReadModifyWrite, false, "rwlock-wrunlock";
+    /// pthread_cond_signal.
+    CondSignal = 13, Write, false, "cond-signal";
+    /// pthread_cond_broadcast.
+    CondBroadcast = 14, Write, false, "cond-broadcast";
+    /// A cond wait returned; payload: return value (0 or ETIMEDOUT).
+    CondWake = 15, Read, true, "cond-wake";
+    /// Arrival at a barrier.
+    BarrierArrive = 16, ReadModifyWrite, false, "barrier-arrive";
+    /// Departure from a barrier; payload: return value (serial thread or 0).
+    BarrierDepart = 17, Read, true, "barrier-depart";
+    /// sem_post.
+    SemPost = 18, ReadModifyWrite, false, "sem-post";
+    /// sem_wait/trywait/timedwait returned; payload: return value.
+    SemWait = 19, ReadModifyWrite, true, "sem-wait";
+    /// Spin lock acquired or tried; payload: return value.
+    SpinLock = 20, ReadModifyWrite, true, "spin-lock";
+    /// Spin lock released.
+    SpinUnlock = 21, ReadModifyWrite, false, "spin-unlock";
+    /// pthread_create in the parent; address: the child's start pseudo-address;
+    /// payload: the child's logical thread id.
+    ThreadCreate = 22, Write, true, "thread-create";
+    /// First event of a created thread (reads its start pseudo-address).
+    ThreadStart = 23, Read, false, "thread-start";
+    /// Last event of a thread (writes its exit pseudo-address).
+    ThreadExit = 24, Write, false, "thread-exit";
+    /// pthread_join returned; address: the joined thread's exit pseudo-address;
+    /// payload: the joined thread's logical id.
+    ThreadJoin = 25, Read, true, "thread-join";
+    /// pthread_detach; address: the detached thread's exit pseudo-address.
+    ThreadDetach = 26, ReadModifyWrite, true, "thread-detach";
+    /// Allocator call (malloc, calloc, realloc, aligned variants); address:
+    /// the heap pseudo-address; size: bytes requested; payload: the result.
+    Alloc = 27, ReadModifyWrite, true, "alloc";
+    /// free(); payload: the pointer freed.
+    Free = 28, ReadModifyWrite, true, "free";
+    /// Output to a file descriptor (write, stdio); address: the descriptor's
+    /// pseudo-address; size: bytes (0 when unknown, as for printf).
+    Output = 29, ReadModifyWrite, false, "output";
+    /// rand()/random() family; address: the hidden state's pseudo-address;
+    /// payload: the result.
+    Random = 30, ReadModifyWrite, true, "random";
+    /// A value that differs from run to run (time, clock_gettime, getpid);
+    /// payload: the value returned.
+    Time = 31, Read, true, "time";
+    /// The process is exiting through exit() or a return from main; payload:
+    /// the exit status.
+    ProcessExit = 32, Write, true, "process-exit";
+    /// A fatal signal was delivered to this thread; payload: the signal number.
+    FatalSignal = 33, Write, true, "fatal-signal";
+}
+
+impl EventKind {
+    /// Synchronisation and library events, as opposed to plain accesses.
+    pub fn is_sync(self) -> bool {
+        !matches!(
+            self,
+            EventKind::Read
+                | EventKind::Write
+                | EventKind::Rmw
+                | EventKind::ReadRange
+                | EventKind::WriteRange
+        )
+    }
+}
+
+/// Pseudo-addresses for state that is shared but has no memory address of its
+/// own. They live in the non-canonical upper half of the address space, which
+/// no user-space access can touch, 64 bytes apart so that every supported
+/// granule (up to 64 bytes) keeps them distinct.
+pub mod pseudo {
+    /// Start of the pseudo-address region.
+    pub const BASE: u64 = 0xffff_8000_0000_0000;
+    /// Spacing between two pseudo-addresses of one family.
+    pub const STRIDE: u64 = 64;
+    /// The allocator (all malloc-family calls are ordered on it).
+    pub const HEAP: u64 = BASE;
+    /// The hidden state of rand()/random().
+    pub const RANDOM: u64 = BASE + STRIDE;
+    /// Values that vary between runs (read only: never a dependency).
+    pub const CLOCK: u64 = BASE + 2 * STRIDE;
+    const FD_BASE: u64 = BASE + 0x1000_0000;
+    const THREAD_START_BASE: u64 = BASE + 0x2000_0000;
+    const THREAD_EXIT_BASE: u64 = BASE + 0x3000_0000;
+    const FAMILY_SPAN: u64 = 0x1000_0000;
+
+    /// Output to file descriptor `fd`.
+    pub fn fd(fd: u32) -> u64 {
+        FD_BASE + u64::from(fd) * STRIDE
+    }
+
+    /// Written by the creator of thread `t`, read by `t`'s first event.
+    pub fn thread_start(t: u32) -> u64 {
+        THREAD_START_BASE + u64::from(t) * STRIDE
+    }
+
+    /// Written by thread `t`'s last event, read by its joiner.
+    pub fn thread_exit(t: u32) -> u64 {
+        THREAD_EXIT_BASE + u64::from(t) * STRIDE
+    }
+
+    /// A human-readable name for a pseudo-address, if it is one.
+    pub fn describe(addr: u64) -> Option<String> {
+        let family = |base: u64| {
+            (addr >= base && addr < base + FAMILY_SPAN).then(|| (addr - base) / STRIDE)
+        };
+        match addr {
+            HEAP => Some("<heap>".into()),
+            RANDOM => Some("<random>".into()),
+            CLOCK => Some("<clock>".into()),
+            _ => {
+                if let Some(n) = family(FD_BASE) {
+                    Some(format!("<fd {n}>"))
+                } else if let Some(n) = family(THREAD_START_BASE) {
+                    Some(format!("<start of thread {n}>"))
+                } else {
+                    family(THREAD_EXIT_BASE).map(|n| format!("<exit of thread {n}>"))
+                }
+            }
+        }
+    }
+}
+
+/// One entry of one thread's log, as decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordedEvent {
+    /// Logical thread id: 0 = main, then creation order.
+    pub thread: u32,
+    /// Position in the thread's program order (0, 1, 2, ...).
+    pub index: u64,
+    /// Lamport clock taken under the stripe lock; the global order sorts by
+    /// `(clock, thread)` (see ARCHITECTURE.md).
+    pub clock: u64,
+    pub kind: EventKind,
+    pub addr: u64,
+    pub size: u64,
+    /// Return address of the hook in the program (absolute; the trace's
+    /// module map turns it into module + offset).
+    pub site: u64,
+    /// Result value for kinds with [`EventKind::has_payload`], else 0.
+    pub payload: u64,
+}
+
+impl RecordedEvent {
+    /// The first and last granule (of `1 << granule_shift` bytes) touched.
+    pub fn granules(&self, granule_shift: u32) -> (u64, u64) {
+        let first = self.addr >> granule_shift;
+        let last = self.addr.saturating_add(self.size.max(1) - 1) >> granule_shift;
+        (first, last)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_and_names_round_trip() {
+        for &k in EventKind::ALL {
+            assert_eq!(EventKind::from_code(k as u8), Some(k));
+            assert_eq!(EventKind::from_name(k.name()), Some(k));
+            assert!((1..=62).contains(&(k as u8)));
+        }
+        assert_eq!(EventKind::from_code(0), None);
+        assert_eq!(EventKind::from_code(63), None);
+    }
+
+    #[test]
+    fn pseudo_addresses_are_described_and_distinct() {
+        assert_eq!(pseudo::describe(pseudo::fd(1)).unwrap(), "<fd 1>");
+        assert_eq!(
+            pseudo::describe(pseudo::thread_exit(7)).unwrap(),
+            "<exit of thread 7>"
+        );
+        assert_ne!(pseudo::thread_start(1) >> 6, pseudo::thread_exit(1) >> 6);
+        assert_eq!(pseudo::describe(0x1000), None);
+    }
+
+    #[test]
+    fn granules_cover_spanning_access() {
+        let e = RecordedEvent {
+            thread: 0,
+            index: 0,
+            clock: 1,
+            kind: EventKind::Read,
+            addr: 6,
+            size: 4,
+            site: 0,
+            payload: 0,
+        };
+        assert_eq!(e.granules(3), (0, 1));
+    }
+}

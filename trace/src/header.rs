@@ -1,0 +1,116 @@
+//! `header.json`: what was recorded, how it ended, and the counts. Written by
+//! `rr-lite record` once the program has ended; its absence (or `ok: false`)
+//! marks a recording that did not finish cleanly.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::codec::FORMAT_VERSION;
+use crate::error::{Result, TraceError};
+
+/// Value of [`TraceHeader::magic`].
+pub const HEADER_MAGIC: &str = "rr-lite-trace";
+
+/// How the recorded program ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "how")]
+pub enum ProgramEnding {
+    /// Normal exit with this status.
+    Exited { code: i32 },
+    /// Killed by this signal (SIGSEGV, SIGABRT, SIGINT for a Ctrl-C ...).
+    Signaled { signal: i32 },
+}
+
+impl ProgramEnding {
+    /// The status a shell would report: the code, or 128 + signal.
+    pub fn shell_status(self) -> i32 {
+        match self {
+            ProgramEnding::Exited { code } => code,
+            ProgramEnding::Signaled { signal } => 128 + signal,
+        }
+    }
+}
+
+/// Contents of `header.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceHeader {
+    /// Always [`HEADER_MAGIC`].
+    pub magic: String,
+    pub format_version: u16,
+    /// Version of the rr-lite that recorded the trace.
+    pub tool_version: String,
+    /// True when the recording ended cleanly: the program ended (however it
+    /// ended, a crash included) and every thread log was readable.
+    pub ok: bool,
+    /// Absolute path of the executable.
+    pub program: PathBuf,
+    /// GNU build-id of the executable, or a content hash when it has none.
+    pub program_id: String,
+    pub argv: Vec<String>,
+    pub cwd: PathBuf,
+    /// The full environment the program ran with (replay reuses it).
+    pub env: Vec<(String, String)>,
+    pub threads: u32,
+    /// Entries per thread, by logical id.
+    pub entries: Vec<u64>,
+    /// Total bytes of thread logs (entries only, without padding).
+    pub log_bytes: u64,
+    pub ending: ProgramEnding,
+    pub wall_time_ns: u64,
+    /// When recording started, milliseconds since the Unix epoch.
+    pub started_unix_ms: u64,
+    /// Granule the recorder's striped locks work at (bytes).
+    pub record_granule: u32,
+    /// What went wrong, when `ok` is false.
+    #[serde(default)]
+    pub problems: Vec<String>,
+}
+
+impl TraceHeader {
+    pub fn read(path: &Path) -> Result<TraceHeader> {
+        let text = std::fs::read_to_string(path).map_err(TraceError::io(path))?;
+        let bad = |what: String| TraceError::BadHeader {
+            path: path.to_path_buf(),
+            what,
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+        if value.get("magic").and_then(|m| m.as_str()) != Some(HEADER_MAGIC) {
+            return Err(bad(format!("no \"magic\": \"{HEADER_MAGIC}\" field")));
+        }
+        let version = value.get("format_version").and_then(|v| v.as_u64());
+        match version {
+            Some(v) if v > u64::from(FORMAT_VERSION) => {
+                return Err(TraceError::NewerVersion {
+                    path: path.to_path_buf(),
+                    found: v,
+                    supported: FORMAT_VERSION,
+                });
+            }
+            Some(_) => {}
+            None => return Err(bad("no format_version".into())),
+        }
+        let header: TraceHeader =
+            serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
+        if header.entries.len() != header.threads as usize {
+            return Err(bad(format!(
+                "{} threads but {} entry counts",
+                header.threads,
+                header.entries.len()
+            )));
+        }
+        Ok(header)
+    }
+
+    /// Writes the header atomically (temporary file, then rename).
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let tmp = path.with_extension("json.tmp");
+        let text = serde_json::to_string_pretty(self).map_err(|e| TraceError::BadHeader {
+            path: path.to_path_buf(),
+            what: e.to_string(),
+        })?;
+        std::fs::write(&tmp, text + "\n").map_err(TraceError::io(&tmp))?;
+        std::fs::rename(&tmp, path).map_err(TraceError::io(path))
+    }
+}

@@ -1,0 +1,20 @@
+//! The rr-lite trace format: what an event is, how a thread's log is encoded
+//! byte by byte (see docs/FORMAT.md), and how a trace directory is laid out
+//! and read back in the global order. Every reader returns a [`TraceError`]
+//! naming the file and offset on bad input; nothing here panics on bad bytes.
+//!
+//! The encoder ([`codec::encode_entry`]) never allocates: the injected
+//! runtime calls it from its hooks.
+
+pub mod codec;
+pub mod dir;
+pub mod error;
+pub mod event;
+pub mod header;
+pub mod reader;
+
+pub use dir::{GlobalOrder, OrderedEvent, TraceDir, resolve_trace};
+pub use error::{Result, TraceError};
+pub use event::{Access, EventKind, RecordedEvent, pseudo};
+pub use header::{ProgramEnding, TraceHeader};
+pub use reader::ThreadLogReader;

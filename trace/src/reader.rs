@@ -1,0 +1,253 @@
+//! Streaming reader of one thread log: constant memory whatever the file
+//! size, errors with file and byte offset, never a panic.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::codec::{
+    DecodeError, Decoded, DeltaState, HEADER_LEN, MAX_ENTRY_LEN, ThreadLogHeader, decode_entry,
+};
+use crate::error::{Result, TraceError};
+use crate::event::RecordedEvent;
+
+const BUFFER_LEN: usize = 1 << 20;
+
+/// Iterates over the entries of one thread log, in program order.
+#[derive(Debug)]
+pub struct ThreadLogReader {
+    path: PathBuf,
+    file: File,
+    header: ThreadLogHeader,
+    buf: Vec<u8>,
+    /// Valid bytes are `buf[pos..len]`; `buf[0]` is at file offset `base`.
+    pos: usize,
+    len: usize,
+    base: u64,
+    eof: bool,
+    done: bool,
+    state: DeltaState,
+    next_index: u64,
+}
+
+fn decode_error(path: &Path, offset: u64, e: DecodeError) -> TraceError {
+    let path = path.to_path_buf();
+    match e {
+        DecodeError::Truncated(what) => TraceError::Truncated { path, offset, what },
+        DecodeError::Corrupt(what) => TraceError::Corrupt {
+            path,
+            offset,
+            what: what.to_string(),
+        },
+        DecodeError::BadMagic => TraceError::BadMagic { path },
+        DecodeError::NewerVersion(found) => TraceError::NewerVersion {
+            path,
+            found: found.into(),
+            supported: crate::codec::FORMAT_VERSION,
+        },
+    }
+}
+
+impl ThreadLogReader {
+    /// Opens a thread log and checks its header.
+    pub fn open(path: &Path) -> Result<ThreadLogReader> {
+        let mut file = File::open(path).map_err(TraceError::io(path))?;
+        let mut buf = vec![0u8; BUFFER_LEN];
+        let mut len = 0;
+        while len < HEADER_LEN {
+            let n = file.read(&mut buf[len..]).map_err(TraceError::io(path))?;
+            if n == 0 {
+                break;
+            }
+            len += n;
+        }
+        let header =
+            ThreadLogHeader::decode(&buf[..len]).map_err(|e| decode_error(path, 0, e))?;
+        Ok(ThreadLogReader {
+            path: path.to_path_buf(),
+            file,
+            header,
+            buf,
+            pos: HEADER_LEN,
+            len,
+            base: 0,
+            eof: false,
+            done: false,
+            state: DeltaState::default(),
+            next_index: 0,
+        })
+    }
+
+    pub fn header(&self) -> &ThreadLogHeader {
+        &self.header
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// File offset of the next entry.
+    pub fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    /// Makes sure at least [`MAX_ENTRY_LEN`] bytes are buffered, unless the
+    /// file ends first.
+    fn fill(&mut self) -> Result<()> {
+        if self.eof || self.len - self.pos >= MAX_ENTRY_LEN {
+            return Ok(());
+        }
+        self.buf.copy_within(self.pos..self.len, 0);
+        self.base += self.pos as u64;
+        self.len -= self.pos;
+        self.pos = 0;
+        while !self.eof && self.len < self.buf.len() {
+            let n = self
+                .file
+                .read(&mut self.buf[self.len..])
+                .map_err(TraceError::io(&self.path))?;
+            self.len += n;
+            self.eof = n == 0;
+        }
+        Ok(())
+    }
+
+    /// Skips to the next chunk boundary after a padding tag.
+    fn skip_padding(&mut self) -> Result<()> {
+        let chunk = u64::from(self.header.chunk_size);
+        let target = (self.offset() / chunk + 1) * chunk;
+        while self.base + (self.len as u64) < target && !self.eof {
+            self.pos = self.len;
+            self.fill()?;
+        }
+        let in_buffer = target.saturating_sub(self.base);
+        self.pos = usize::try_from(in_buffer).unwrap_or(usize::MAX).min(self.len);
+        Ok(())
+    }
+
+    fn read_next(&mut self) -> Result<Option<RecordedEvent>> {
+        loop {
+            self.fill()?;
+            let at = self.offset();
+            match decode_entry(&self.buf[self.pos..self.len], &mut self.state) {
+                Ok(Decoded::End) => return Ok(None),
+                Ok(Decoded::Pad) => self.skip_padding()?,
+                Ok(Decoded::Entry(e, n)) => {
+                    self.pos += n;
+                    let event = RecordedEvent {
+                        thread: self.header.thread,
+                        index: self.next_index,
+                        clock: e.clock,
+                        kind: e.kind,
+                        addr: e.addr,
+                        size: e.size,
+                        site: e.site,
+                        payload: e.payload,
+                    };
+                    self.next_index += 1;
+                    return Ok(Some(event));
+                }
+                Err(e) => return Err(decode_error(&self.path, at, e)),
+            }
+        }
+    }
+}
+
+impl Iterator for ThreadLogReader {
+    type Item = Result<RecordedEvent>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let item = self.read_next().transpose();
+        if !matches!(item, Some(Ok(_))) {
+            self.done = true;
+        }
+        item
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::codec::{Entry, FORMAT_VERSION, NO_PARENT, PAD_TAG, encode_entry};
+    use crate::event::EventKind;
+
+    pub(crate) fn write_log(path: &Path, thread: u32, entries: &[Entry], pad_after: Option<usize>) {
+        let chunk = 4096usize;
+        let header = ThreadLogHeader {
+            version: FORMAT_VERSION,
+            thread,
+            chunk_size: chunk as u32,
+            pid: 1,
+            parent: NO_PARENT,
+            start_unix_ns: 0,
+        };
+        let mut bytes = header.encode().to_vec();
+        let mut st = DeltaState::default();
+        for (i, e) in entries.iter().enumerate() {
+            let mut buf = [0u8; crate::codec::MAX_ENTRY_LEN];
+            let n = encode_entry(&mut buf, &mut st, e);
+            bytes.extend_from_slice(&buf[..n]);
+            if pad_after == Some(i) {
+                bytes.push(PAD_TAG);
+                bytes.resize(chunk, 0xee);
+            }
+        }
+        bytes.resize(bytes.len() + 100, 0);
+        std::fs::write(path, bytes).unwrap();
+    }
+
+    fn entry(clock: u64) -> Entry {
+        Entry {
+            clock,
+            kind: EventKind::Write,
+            addr: 0x1000 + clock,
+            size: 4,
+            site: 0x55,
+            payload: 0,
+        }
+    }
+
+    #[test]
+    fn reads_entries_across_padding() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("thread-0001.log");
+        let entries: Vec<_> = (1..=10).map(entry).collect();
+        write_log(&p, 1, &entries, Some(4));
+        let got: Vec<_> = ThreadLogReader::open(&p)
+            .unwrap()
+            .collect::<Result<Vec<_>>>()
+            .unwrap();
+        assert_eq!(got.len(), 10);
+        assert_eq!(got[9].index, 9);
+        assert_eq!(got[9].clock, 10);
+        assert!(got.iter().all(|e| e.thread == 1));
+    }
+
+    #[test]
+    fn truncated_entry_is_an_error_with_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.log");
+        write_log(&p, 0, &[entry(1), entry(2)], None);
+        let mut bytes = std::fs::read(&p).unwrap();
+        let mut first = [0u8; crate::codec::MAX_ENTRY_LEN];
+        let n = encode_entry(&mut first, &mut DeltaState::default(), &entry(1));
+        bytes.truncate(HEADER_LEN + n + 2);
+        std::fs::write(&p, bytes).unwrap();
+        let results: Vec<_> = ThreadLogReader::open(&p).unwrap().collect();
+        assert_eq!(results.len(), 2);
+        let err = results[1].as_ref().unwrap_err().to_string();
+        assert!(err.contains("t.log") && err.contains("truncated"), "{err}");
+    }
+
+    #[test]
+    fn foreign_file_is_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.log");
+        std::fs::write(&p, b"#!/bin/sh\necho hello, this is not a log at all\n").unwrap();
+        let err = ThreadLogReader::open(&p).unwrap_err();
+        assert!(matches!(err, TraceError::BadMagic { .. }), "{err}");
+    }
+}
