@@ -247,6 +247,17 @@ impl RecordedEvent {
     }
 }
 
+/// Seed of the per-thread access hash.
+pub const ACCESS_HASH_SEED: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// Folds one event into a thread's access hash. Replay computes the same
+/// hash over the accesses it performs and compares it at thread exit to
+/// detect divergence between sync points. Cheap: one xor, one multiply.
+#[inline]
+pub fn fold_access_hash(hash: u64, kind: EventKind, addr: u64) -> u64 {
+    (hash ^ addr.rotate_left(7) ^ kind as u64).wrapping_mul(0x0000_0100_0000_01b3)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,6 @@ pub mod reader;
 
 pub use dir::{GlobalOrder, OrderedEvent, TraceDir, resolve_trace};
 pub use error::{Result, TraceError};
-pub use event::{Access, EventKind, RecordedEvent, pseudo};
+pub use event::{ACCESS_HASH_SEED, Access, EventKind, RecordedEvent, fold_access_hash, pseudo};
 pub use header::{ProgramEnding, TraceHeader};
 pub use reader::ThreadLogReader;
