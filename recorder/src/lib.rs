@@ -1,1 +1,14 @@
-//! recorder
+//! Produces traces. `toolchain` builds programs with the rr-lite runtime
+//! (the `rr-lite cc` / `rr-lite c++` wrappers, and the embedded runtime they
+//! link); `session` records one run of such a program into a trace
+//! directory, finalising it however the program ends (exit, crash, Ctrl-C).
+
+mod error;
+mod instrumented;
+pub mod runtime;
+pub mod session;
+pub mod toolchain;
+
+pub use error::RecordError;
+pub use instrumented::{Instrumentation, check_instrumentation};
+pub use session::{RecordOptions, Recording, record};

@@ -1,1 +1,185 @@
-//! splitter
+//! The splitter's one job: turn a trace's global log into per-thread replay
+//! logs that keep only the real cross-thread dependencies. It streams the
+//! global order once, finds the dependency pairs of every granule (WAR, RAW,
+//! WAW; [`pairs`]), drops those program order and the other pairs already
+//! imply ([`reduce`]), places condition-variable points for the pairs that
+//! remain ([`syncpoints`]) and writes one replay log per thread into
+//! `<trace>/split/` ([`replay_log`], which the replayer reads back). The kept
+//! pairs can also be exported as a topology graph ([`graph`]).
+
+pub mod analysis;
+pub mod error;
+pub mod graph;
+pub mod options;
+pub mod pairs;
+pub mod reduce;
+pub mod replay_log;
+pub mod stats;
+pub mod syncpoints;
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use rr_lite_trace::TraceDir;
+
+pub use analysis::{Analysis, Analyzer, ThreadSummary, analyze_events};
+pub use error::{Result, SplitError};
+pub use graph::{SiteLabeller, Topology};
+pub use options::{Algorithm, Reduction, SplitOptions};
+pub use pairs::{DependencyKind, DependencyPair, EventRef};
+pub use replay_log::{SPLIT_DIR, read_split, replay_log_name};
+pub use stats::{PairCounts, SplitStats};
+pub use syncpoints::{Notify, SyncPlan, SyncPoint, ThreadLog, thread_logs_from_events};
+
+/// An analysed trace: the pairs kept and the replay logs, not yet written.
+#[derive(Debug, Clone)]
+pub struct TraceSplit {
+    pub analysis: Analysis,
+    /// By thread id, one per thread of the trace.
+    pub logs: Vec<ThreadLog>,
+}
+
+impl TraceSplit {
+    pub fn stats(&self) -> &SplitStats {
+        &self.analysis.stats
+    }
+
+    /// The topology graph of the kept pairs.
+    pub fn topology(&self) -> Topology {
+        Topology::build(&self.analysis.pairs, &self.logs)
+    }
+}
+
+/// Entries between two progress-bar updates.
+const PROGRESS_STEP: u64 = 1 << 16;
+
+/// A progress bar on stderr for a split of `total` entries, or `None` when
+/// stderr is not a terminal (a pipe or a log file gets no bar).
+pub fn progress_bar(total: Option<u64>) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = match total {
+        Some(n) => ProgressBar::new(n),
+        None => ProgressBar::new_spinner(),
+    };
+    let template = if total.is_some() {
+        "{spinner} split [{bar:40}] {human_pos}/{human_len} entries ({per_sec}, {eta} left) {msg}"
+    } else {
+        "{spinner} split {human_pos} entries ({per_sec}) {msg}"
+    };
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.enable_steady_tick(Duration::from_millis(200));
+    Some(bar)
+}
+
+/// Analyses a trace: one streaming pass over the global order for the pairs,
+/// then one pass over the thread logs that have sync points, for the events'
+/// kind, address and site. Writes nothing.
+pub fn analyze_trace(
+    trace: &TraceDir,
+    options: &SplitOptions,
+    progress: Option<&ProgressBar>,
+) -> Result<TraceSplit> {
+    let start = Instant::now();
+    let mut analyzer = Analyzer::new(options)?;
+    for item in trace.global_order()? {
+        analyzer.push(&item?.event)?;
+        if let Some(bar) = progress
+            && analyzer.entries() % PROGRESS_STEP == 0
+        {
+            bar.set_position(analyzer.entries());
+        }
+    }
+    if let Some(bar) = progress {
+        bar.set_position(analyzer.entries());
+        bar.set_message("placing sync points");
+    }
+    let mut analysis = analyzer.finish();
+    analysis.ensure_threads(trace.threads());
+    let mut plan = SyncPlan::place(&analysis.pairs, analysis.threads.len() as u32);
+    for t in 0..trace.threads() {
+        if !plan.needs_events(t) {
+            continue;
+        }
+        for e in trace.thread_events(t)? {
+            plan.fill(&e?)?;
+            if !plan.needs_events(t) {
+                break;
+            }
+        }
+    }
+    let logs = plan.into_thread_logs(&analysis)?;
+    syncpoints::count_sync_points(&mut analysis, &logs);
+    let seconds = start.elapsed().as_secs_f64();
+    analysis.stats.seconds = seconds;
+    analysis.stats.entries_per_second = if seconds > 0.0 {
+        analysis.stats.entries as f64 / seconds
+    } else {
+        0.0
+    };
+    Ok(TraceSplit { analysis, logs })
+}
+
+/// `rr-lite split`: analyses the trace and writes its replay logs (and
+/// `stats.json`) into `<trace>/split/`, replacing an earlier split. On any
+/// error nothing is left behind: the logs are built in `split.tmp/` and
+/// renamed into place only once complete.
+pub fn split_trace(
+    trace: &TraceDir,
+    options: &SplitOptions,
+    progress: Option<&ProgressBar>,
+) -> Result<TraceSplit> {
+    let split = analyze_trace(trace, options, progress)?;
+    if let Some(bar) = progress {
+        bar.set_message("writing");
+    }
+    write_split(trace.path(), &split.logs, split.stats())?;
+    Ok(split)
+}
+
+/// Writes replay logs and statistics atomically into `<trace>/split/`.
+pub fn write_split(trace: &Path, logs: &[ThreadLog], stats: &SplitStats) -> Result<()> {
+    let tmp = trace.join(replay_log::SPLIT_TMP_DIR);
+    let dst = trace.join(replay_log::SPLIT_DIR);
+    let old = trace.join("split.old");
+    // Leftovers of a split that was killed.
+    for stale in [&tmp, &old] {
+        if stale.exists() {
+            std::fs::remove_dir_all(stale).map_err(SplitError::io(stale))?;
+        }
+    }
+    let result = (|| {
+        std::fs::create_dir(&tmp).map_err(SplitError::io(&tmp))?;
+        for log in logs {
+            log.write(&tmp.join(replay_log_name(log.thread)))?;
+        }
+        let stats_path = tmp.join(replay_log::STATS_FILE);
+        let json = serde_json::to_vec_pretty(stats).map_err(|e| SplitError::Io {
+            path: stats_path.clone(),
+            source: e.into(),
+        })?;
+        std::fs::write(&stats_path, json).map_err(SplitError::io(&stats_path))?;
+        if dst.exists() {
+            std::fs::rename(&dst, &old).map_err(SplitError::io(&dst))?;
+        }
+        std::fs::rename(&tmp, &dst).map_err(SplitError::io(&tmp))?;
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+        // Put the previous split back if it was moved aside.
+        if old.exists() && !dst.exists() {
+            let _ = std::fs::rename(&old, &dst);
+        }
+        return result;
+    }
+    if old.exists() {
+        std::fs::remove_dir_all(&old).map_err(SplitError::io(&old))?;
+    }
+    Ok(())
+}

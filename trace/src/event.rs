@@ -143,8 +143,9 @@ event_kinds! {
     /// The process is exiting through exit() or a return from main; payload:
     /// the exit status.
     ProcessExit = 32, Write, true, "process-exit";
-    /// A fatal signal was delivered to this thread; payload: the signal number.
-    FatalSignal = 33, Write, true, "fatal-signal";
+    /// A fatal signal was delivered to this thread; address: the faulting
+    /// address (si_addr); site: the faulting instruction; payload: the signal.
+    FatalSignal = 33, Read, true, "fatal-signal";
 }
 
 impl EventKind {
@@ -176,6 +177,8 @@ pub mod pseudo {
     pub const RANDOM: u64 = BASE + STRIDE;
     /// Values that vary between runs (read only: never a dependency).
     pub const CLOCK: u64 = BASE + 2 * STRIDE;
+    /// The process as a whole (exit).
+    pub const PROCESS: u64 = BASE + 3 * STRIDE;
     const FD_BASE: u64 = BASE + 0x1000_0000;
     const THREAD_START_BASE: u64 = BASE + 0x2000_0000;
     const THREAD_EXIT_BASE: u64 = BASE + 0x3000_0000;
@@ -205,6 +208,7 @@ pub mod pseudo {
             HEAP => Some("<heap>".into()),
             RANDOM => Some("<random>".into()),
             CLOCK => Some("<clock>".into()),
+            PROCESS => Some("<process>".into()),
             _ => {
                 if let Some(n) = family(FD_BASE) {
                     Some(format!("<fd {n}>"))
@@ -240,8 +244,13 @@ pub struct RecordedEvent {
 
 impl RecordedEvent {
     /// The first and last granule (of `1 << granule_shift` bytes) touched.
+    /// A pseudo-address is one granule whatever the size (the size of an
+    /// allocation or an output is not an extent in memory).
     pub fn granules(&self, granule_shift: u32) -> (u64, u64) {
         let first = self.addr >> granule_shift;
+        if self.addr >= pseudo::BASE {
+            return (first, first);
+        }
         let last = self.addr.saturating_add(self.size.max(1) - 1) >> granule_shift;
         (first, last)
     }

@@ -1,0 +1,330 @@
+//! One recording: create the trace directory (marked `incomplete`), run the
+//! program with the runtime in record mode and ASLR off, wait for it however
+//! it ends, then read the logs back, write `header.json`, replace
+//! `incomplete` by `version` and point `latest-trace` at the new trace.
+//!
+//! Nothing is lost on a crash: the runtime's logs are shared file mappings
+//! that outlive the process, and the recorder only reads them afterwards.
+//! Ctrl-C reaches the program (same process group); the recorder ignores it
+//! and finalises the trace of the interrupted run. SIGTERM and SIGHUP are
+//! forwarded to the program.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Instant, SystemTime};
+
+use rr_lite_trace::codec::{FORMAT_VERSION, HEADER_LEN};
+use rr_lite_trace::dir::{
+    HEADER_FILE, INCOMPLETE_FILE, LATEST_LINK, VERSION_FILE, default_base_dir,
+};
+use rr_lite_trace::header::HEADER_MAGIC;
+use rr_lite_trace::{ProgramEnding, TraceDir, TraceHeader};
+
+use crate::RecordError;
+use crate::instrumented::{Instrumentation, check_instrumentation};
+
+/// Environment the runtime reads (must match the runtime's `mode` module).
+pub const MODE_ENV: &str = "RR_LITE_MODE";
+pub const TRACE_ENV: &str = "RR_LITE_TRACE";
+/// Granule of the runtime's striped locks (bytes).
+pub const RECORD_GRANULE: u32 = 8;
+/// One malloc arena: with all allocator calls replayed in order, a single
+/// arena hands out the same addresses again.
+const MALLOC_TUNABLE: &str = "glibc.malloc.arena_max=1";
+
+#[derive(Debug, Clone)]
+pub struct RecordOptions {
+    /// Trace directory to create; default: a new one under the base dir.
+    pub output: Option<PathBuf>,
+    pub program: OsString,
+    pub args: Vec<OsString>,
+}
+
+/// A finished recording.
+#[derive(Debug, Clone)]
+pub struct Recording {
+    pub dir: PathBuf,
+    pub header: TraceHeader,
+}
+
+/// Finds the program like a shell would: a path if it has a slash, else PATH.
+pub fn resolve_program(program: &std::ffi::OsStr) -> Result<PathBuf, RecordError> {
+    let not_found = || RecordError::ProgramNotFound {
+        program: program.to_string_lossy().into_owned(),
+    };
+    let as_path = Path::new(program);
+    let candidate = if as_path.components().count() > 1 {
+        Some(as_path.to_path_buf())
+    } else {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(program))
+                .find(|p| p.is_file())
+        })
+    };
+    let path = candidate.filter(|p| p.is_file()).ok_or_else(not_found)?;
+    std::fs::canonicalize(&path).map_err(RecordError::io(path))
+}
+
+fn program_name(program: &Path) -> String {
+    program
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "trace".into())
+}
+
+/// Creates the trace directory: the one asked for (must be new or empty),
+/// else `<base>/<prog>-<n>` with the first free n.
+fn create_trace_dir(output: Option<&Path>, program: &Path) -> Result<PathBuf, RecordError> {
+    if let Some(dir) = output {
+        std::fs::create_dir_all(dir).map_err(RecordError::io(dir))?;
+        let mut entries = std::fs::read_dir(dir).map_err(RecordError::io(dir))?;
+        if entries.next().is_some() {
+            return Err(RecordError::TraceDirExists {
+                path: dir.to_path_buf(),
+            });
+        }
+        return std::fs::canonicalize(dir).map_err(RecordError::io(dir));
+    }
+    let base = default_base_dir();
+    std::fs::create_dir_all(&base).map_err(RecordError::io(&base))?;
+    let name = program_name(program);
+    for n in 0.. {
+        let dir = base.join(format!("{name}-{n}"));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return std::fs::canonicalize(&dir).map_err(RecordError::io(dir)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(RecordError::io(dir)(e)),
+        }
+    }
+    unreachable!("u32 trace numbers exhausted")
+}
+
+/// The environment the program runs with (and that replay will reuse).
+fn program_environment(trace: &Path) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| k != MODE_ENV && k != TRACE_ENV)
+        .collect();
+    match env.iter_mut().find(|(k, _)| k == "GLIBC_TUNABLES") {
+        Some((_, v)) if !v.contains("arena_max") => *v = format!("{v}:{MALLOC_TUNABLE}"),
+        Some(_) => {}
+        None => env.push(("GLIBC_TUNABLES".into(), MALLOC_TUNABLE.into())),
+    }
+    env.push((MODE_ENV.into(), "record".into()));
+    env.push((TRACE_ENV.into(), trace.to_string_lossy().into_owned()));
+    env
+}
+
+/// Runs the program to its end, forwarding SIGTERM/SIGHUP, ignoring SIGINT.
+fn run_program(cmd: &mut Command, program: &Path) -> Result<ProgramEnding, RecordError> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    use std::os::unix::process::ExitStatusExt;
+
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+        .map_err(RecordError::io("signal handlers"))?;
+    let mut child = cmd.spawn().map_err(|source| RecordError::Spawn {
+        path: program.to_path_buf(),
+        source,
+    })?;
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let handle = signals.handle();
+    let forwarder = std::thread::spawn(move || {
+        for signal in signals.forever() {
+            if signal != SIGINT {
+                if let Ok(sig) = nix::sys::signal::Signal::try_from(signal) {
+                    let _ = nix::sys::signal::kill(pid, sig);
+                }
+            }
+        }
+    });
+    let status = child.wait().map_err(RecordError::io(program));
+    handle.close();
+    let _ = forwarder.join();
+    let status = status?;
+    Ok(match (status.code(), status.signal()) {
+        (Some(code), _) => ProgramEnding::Exited { code },
+        (None, Some(signal)) => ProgramEnding::Signaled { signal },
+        (None, None) => ProgramEnding::Exited { code: -1 },
+    })
+}
+
+/// Records one run of `options.program`.
+pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
+    let program = resolve_program(&options.program)?;
+    match check_instrumentation(&program)? {
+        Instrumentation::RrLite | Instrumentation::Unknown => {}
+        Instrumentation::SystemTsan => {
+            return Err(RecordError::NotInstrumented {
+                path: program,
+                why: "it is linked against the system libtsan".into(),
+            });
+        }
+        Instrumentation::None => {
+            return Err(RecordError::NotInstrumented {
+                path: program,
+                why: "it has no __tsan_* hooks".into(),
+            });
+        }
+    }
+    let dir = create_trace_dir(options.output.as_deref(), &program)?;
+    let incomplete = dir.join(INCOMPLETE_FILE);
+    std::fs::write(&incomplete, format!("{FORMAT_VERSION}\n")).map_err(RecordError::io(&incomplete))?;
+
+    let cwd = std::env::current_dir().map_err(RecordError::io("."))?;
+    let env = program_environment(&dir);
+    let mut argv: Vec<String> = vec![options.program.to_string_lossy().into_owned()];
+    argv.extend(options.args.iter().map(|a| a.to_string_lossy().into_owned()));
+    // Replay needs the same addresses: ASLR off for the program (inherited
+    // through exec; harmless for the recorder, which is already running).
+    let _ = nix::sys::personality::set(
+        nix::sys::personality::get().unwrap_or(nix::sys::personality::Persona::empty())
+            | nix::sys::personality::Persona::ADDR_NO_RANDOMIZE,
+    );
+    let mut cmd = Command::new(&program);
+    cmd.args(&options.args).env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+    // argv[0] as the user typed it, like a shell.
+    std::os::unix::process::CommandExt::arg0(&mut cmd, &options.program);
+
+    let started = SystemTime::now();
+    let clock = Instant::now();
+    let ending = run_program(&mut cmd, &program)?;
+    let wall_time_ns = clock.elapsed().as_nanos() as u64;
+
+    let header = finalise(&dir, FinalFacts {
+        program: program.clone(),
+        argv,
+        cwd,
+        env,
+        ending,
+        wall_time_ns,
+        started_unix_ms: started
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64),
+    })?;
+    Ok(Recording { dir, header })
+}
+
+/// What the recorder knows about the run, before reading the logs.
+struct FinalFacts {
+    program: PathBuf,
+    argv: Vec<String>,
+    cwd: PathBuf,
+    env: Vec<(String, String)>,
+    ending: ProgramEnding,
+    wall_time_ns: u64,
+    started_unix_ms: u64,
+}
+
+/// Reads every thread log once (counting and validating), writes the header
+/// and marks the trace complete.
+fn finalise(dir: &Path, facts: FinalFacts) -> Result<TraceHeader, RecordError> {
+    let trace = match TraceDir::open(dir) {
+        Ok(t) => t,
+        Err(rr_lite_trace::TraceError::NotATrace { .. }) => {
+            return Err(RecordError::NothingRecorded {
+                path: facts.program,
+            });
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut problems = Vec::new();
+    let mut entries = Vec::new();
+    let mut log_bytes = 0;
+    for t in 0..trace.threads() {
+        let mut reader = trace.thread_events(t)?;
+        let mut count = 0u64;
+        for event in reader.by_ref() {
+            match event {
+                Ok(_) => count += 1,
+                Err(e) => {
+                    problems.push(e.to_string());
+                    break;
+                }
+            }
+        }
+        log_bytes += reader.offset().saturating_sub(HEADER_LEN as u64);
+        entries.push(count);
+    }
+    let header = TraceHeader {
+        magic: HEADER_MAGIC.into(),
+        format_version: FORMAT_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        ok: problems.is_empty(),
+        program_id: program_id(&facts.program),
+        program: facts.program,
+        argv: facts.argv,
+        cwd: facts.cwd,
+        env: facts.env,
+        threads: trace.threads(),
+        entries,
+        log_bytes,
+        ending: facts.ending,
+        wall_time_ns: facts.wall_time_ns,
+        started_unix_ms: facts.started_unix_ms,
+        record_granule: RECORD_GRANULE,
+        problems,
+    };
+    header.write(&dir.join(HEADER_FILE))?;
+    let version = dir.join(VERSION_FILE);
+    std::fs::write(&version, format!("{FORMAT_VERSION}\n")).map_err(RecordError::io(&version))?;
+    let incomplete = dir.join(INCOMPLETE_FILE);
+    std::fs::remove_file(&incomplete).map_err(RecordError::io(&incomplete))?;
+    update_latest(dir)?;
+    Ok(header)
+}
+
+/// The GNU build-id of the executable, or a hash of its bytes.
+fn program_id(program: &Path) -> String {
+    use object::Object;
+    let Ok(bytes) = std::fs::read(program) else {
+        return "unreadable".into();
+    };
+    if let Ok(Some(id)) = object::File::parse(&*bytes).and_then(|f| f.build_id()) {
+        return format!("build-id:{}", id.iter().map(|b| format!("{b:02x}")).collect::<String>());
+    }
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in &bytes {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("fnv1a:{h:016x}")
+}
+
+/// Points `<base>/latest-trace` at `dir` (atomically: a new link renamed
+/// over the old one).
+fn update_latest(dir: &Path) -> Result<(), RecordError> {
+    let base = default_base_dir();
+    std::fs::create_dir_all(&base).map_err(RecordError::io(&base))?;
+    let link = base.join(LATEST_LINK);
+    let tmp = base.join(format!(".{LATEST_LINK}.{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(dir, &tmp).map_err(RecordError::io(&tmp))?;
+    std::fs::rename(&tmp, &link).map_err(RecordError::io(&link))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environment_gets_mode_trace_and_one_arena() {
+        let env = program_environment(Path::new("/tmp/x"));
+        assert!(env.iter().any(|(k, v)| k == MODE_ENV && v == "record"));
+        assert!(env.iter().any(|(k, v)| k == TRACE_ENV && v == "/tmp/x"));
+        assert!(env.iter().any(|(k, v)| k == "GLIBC_TUNABLES" && v.contains("arena_max=1")));
+    }
+
+    #[test]
+    fn missing_program_is_a_clear_error() {
+        let err = resolve_program(std::ffi::OsStr::new("no-such-program-xyz")).unwrap_err();
+        assert!(err.to_string().contains("no-such-program-xyz: not found"), "{err}");
+    }
+
+    #[test]
+    fn output_dir_must_be_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("x"), "").unwrap();
+        let err = create_trace_dir(Some(dir.path()), Path::new("/bin/true")).unwrap_err();
+        assert!(matches!(err, RecordError::TraceDirExists { .. }));
+    }
+}

@@ -1,0 +1,105 @@
+//! `rr-lite cc` / `rr-lite c++`: run the real compiler with the same
+//! arguments plus instrumentation at compile time and the rr-lite runtime at
+//! link time.
+//!
+//! gcc's `-fsanitize=thread` links `-ltsan`; the runtime directory holds a
+//! `libtsan.so` linker script naming the rr-lite runtime, and comes first on
+//! the library path, so gcc links ours instead of the system libtsan. clang
+//! links its runtime by full path, so it gets `-fno-sanitize-link-runtime`
+//! and `-lrr_lite_rt`. Compile-only invocations (`-c`, `-S`, `-E`, `-M`)
+//! get no link flags (clang warns about unused ones, and -Werror builds fail).
+
+use std::ffi::{OsStr, OsString};
+use std::process::Command;
+
+use crate::RecordError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    C,
+    Cxx,
+}
+
+impl Language {
+    /// The environment variable naming the real compiler, and its default.
+    fn compiler(self) -> (&'static str, &'static str) {
+        match self {
+            Language::C => ("RR_LITE_CC", "cc"),
+            Language::Cxx => ("RR_LITE_CXX", "c++"),
+        }
+    }
+}
+
+/// The real compiler for a language (`$RR_LITE_CC`/`$RR_LITE_CXX`, else
+/// cc/c++; not `$CC`, which may well be `rr-lite cc` itself).
+pub fn real_compiler(lang: Language) -> String {
+    let (var, default) = lang.compiler();
+    std::env::var(var)
+        .ok()
+        .filter(|c| !c.trim().is_empty())
+        .unwrap_or_else(|| default.to_string())
+}
+
+fn is_clang(compiler: &str) -> Result<bool, RecordError> {
+    let out = Command::new(compiler)
+        .arg("--version")
+        .output()
+        .map_err(|source| RecordError::Compiler {
+            compiler: compiler.to_string(),
+            source,
+        })?;
+    Ok(String::from_utf8_lossy(&out.stdout).contains("clang"))
+}
+
+/// True when the invocation does not link.
+pub fn is_compile_only(args: &[OsString]) -> bool {
+    args.iter()
+        .any(|a| ["-c", "-S", "-E", "-M", "-MM"].iter().any(|flag| a == OsStr::new(flag)))
+}
+
+/// The flags rr-lite adds to a compiler invocation.
+pub fn added_flags(args: &[OsString], clang: bool, runtime_dir: &std::path::Path) -> Vec<OsString> {
+    let mut flags: Vec<OsString> = vec!["-fsanitize=thread".into()];
+    if !is_compile_only(args) {
+        let mut lib_dir = OsString::from("-L");
+        lib_dir.push(runtime_dir);
+        let mut rpath = OsString::from("-Wl,-rpath,");
+        rpath.push(runtime_dir);
+        flags.extend([lib_dir, rpath]);
+        if clang {
+            flags.extend(["-fno-sanitize-link-runtime".into(), "-lrr_lite_rt".into()]);
+        }
+    }
+    flags
+}
+
+/// The compiler command for `rr-lite cc ARGS...` (to be executed in place
+/// of rr-lite, so its exit status and output are the compiler's).
+pub fn compiler_command(lang: Language, args: &[OsString]) -> Result<Command, RecordError> {
+    let compiler = real_compiler(lang);
+    let runtime_dir = crate::runtime::install()?;
+    let clang = is_clang(&compiler)?;
+    let mut cmd = Command::new(&compiler);
+    cmd.args(args).args(added_flags(args, clang, &runtime_dir));
+    Ok(cmd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<OsString> {
+        a.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn compile_only_gets_no_link_flags() {
+        let dir = std::path::Path::new("/rt");
+        let f = added_flags(&args(&["-O2", "-c", "x.c"]), true, dir);
+        assert_eq!(f, args(&["-fsanitize=thread"]));
+        let f = added_flags(&args(&["x.o", "-o", "x"]), false, dir);
+        assert_eq!(f, args(&["-fsanitize=thread", "-L/rt", "-Wl,-rpath,/rt"]));
+        let f = added_flags(&args(&["x.c"]), true, dir);
+        assert!(f.contains(&OsString::from("-lrr_lite_rt")));
+    }
+}

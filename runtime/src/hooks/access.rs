@@ -1,0 +1,81 @@
+//! Plain memory accesses: `__tsan_{read,write}{1,2,4,8,16}` and their
+//! unaligned, volatile and `_pc` forms, and the range hooks.
+
+use rr_lite_trace::EventKind;
+
+use super::with_site;
+use crate::record;
+
+macro_rules! access_hooks {
+    ($($kind:ident $size:literal: $imp:ident => $($name:ident),+;)*) => {$(
+        extern "C" fn $imp(addr: u64, site: u64) {
+            record::access(EventKind::$kind, addr, $size, site);
+        }
+        $( with_site!($name => $imp, "rsi"); )+
+    )*};
+}
+
+access_hooks! {
+    Read 1: read1 => __tsan_read1, __tsan_unaligned_read1, __tsan_volatile_read1, __tsan_unaligned_volatile_read1;
+    Read 2: read2 => __tsan_read2, __tsan_unaligned_read2, __tsan_volatile_read2, __tsan_unaligned_volatile_read2;
+    Read 4: read4 => __tsan_read4, __tsan_unaligned_read4, __tsan_volatile_read4, __tsan_unaligned_volatile_read4;
+    Read 8: read8 => __tsan_read8, __tsan_unaligned_read8, __tsan_volatile_read8, __tsan_unaligned_volatile_read8;
+    Read 16: read16 => __tsan_read16, __tsan_unaligned_read16, __tsan_volatile_read16, __tsan_unaligned_volatile_read16;
+    Write 1: write1 => __tsan_write1, __tsan_unaligned_write1, __tsan_volatile_write1, __tsan_unaligned_volatile_write1;
+    Write 2: write2 => __tsan_write2, __tsan_unaligned_write2, __tsan_volatile_write2, __tsan_unaligned_volatile_write2;
+    Write 4: write4 => __tsan_write4, __tsan_unaligned_write4, __tsan_volatile_write4, __tsan_unaligned_volatile_write4;
+    Write 8: write8 => __tsan_write8, __tsan_unaligned_write8, __tsan_volatile_write8, __tsan_unaligned_volatile_write8;
+    Write 16: write16 => __tsan_write16, __tsan_unaligned_write16, __tsan_volatile_write16, __tsan_unaligned_volatile_write16;
+}
+
+macro_rules! access_pc_hooks {
+    ($($kind:ident $size:literal: $name:ident;)*) => {$(
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $name(addr: u64, pc: u64) {
+            record::access(EventKind::$kind, addr, $size, pc);
+        }
+    )*};
+}
+
+access_pc_hooks! {
+    Read 1: __tsan_read1_pc; Read 2: __tsan_read2_pc; Read 4: __tsan_read4_pc;
+    Read 8: __tsan_read8_pc; Read 16: __tsan_read16_pc;
+    Write 1: __tsan_write1_pc; Write 2: __tsan_write2_pc; Write 4: __tsan_write4_pc;
+    Write 8: __tsan_write8_pc; Write 16: __tsan_write16_pc;
+}
+
+extern "C" fn read_range(addr: u64, size: u64, site: u64) {
+    if size != 0 {
+        record::access(EventKind::ReadRange, addr, size, site);
+    }
+}
+
+extern "C" fn write_range(addr: u64, size: u64, site: u64) {
+    if size != 0 {
+        record::access(EventKind::WriteRange, addr, size, site);
+    }
+}
+
+with_site!(__tsan_read_range => read_range, "rdx");
+with_site!(__tsan_write_range => write_range, "rdx");
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __tsan_read_range_pc(addr: u64, size: u64, pc: u64) {
+    read_range(addr, size, pc);
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __tsan_write_range_pc(addr: u64, size: u64, pc: u64) {
+    write_range(addr, size, pc);
+}
+
+extern "C" fn vptr_update(addr: u64, _new: u64, site: u64) {
+    record::access(EventKind::Write, addr, 8, site);
+}
+
+extern "C" fn vptr_read(addr: u64, site: u64) {
+    record::access(EventKind::Read, addr, 8, site);
+}
+
+with_site!(__tsan_vptr_update => vptr_update, "rdx");
+with_site!(__tsan_vptr_read => vptr_read, "rsi");

@@ -1,0 +1,101 @@
+//! The rest of the ABI: start-up, function entry/exit, annotations, fibers.
+
+use core::ffi::{c_char, c_void};
+
+use rr_lite_trace::EventKind;
+
+use super::with_site;
+use crate::record;
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __tsan_init() {
+    crate::init::initialise(core::ptr::null(), core::ptr::null());
+}
+
+/// Function entry and exit are hooks too: releasing the stripes kept from
+/// the previous access here keeps lock hold times short.
+#[unsafe(no_mangle)]
+pub extern "C" fn __tsan_func_entry(_caller: *mut c_void) {
+    record::release();
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __tsan_func_exit() {
+    record::release();
+}
+
+/// `__tsan_acquire`/`__tsan_release` annotate a happens-before edge through
+/// an address; modelled as a read and a write of it, which orders them.
+extern "C" fn acquire(addr: u64, site: u64) {
+    record::access(EventKind::Read, addr, 1, site);
+}
+
+extern "C" fn release(addr: u64, site: u64) {
+    record::access(EventKind::Write, addr, 1, site);
+}
+
+with_site!(__tsan_acquire => acquire, "rsi");
+with_site!(__tsan_release => release, "rsi");
+
+/// Annotations whose effect is already captured: the primitives they
+/// describe are made of atomics, which are recorded themselves.
+macro_rules! no_op_hooks {
+    ($($name:ident($($arg:ident: $t:ty),*);)*) => {$(
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $name($(_: $t),*) {}
+    )*};
+}
+
+no_op_hooks! {
+    __tsan_mutex_create(a: *mut c_void, f: u32);
+    __tsan_mutex_destroy(a: *mut c_void, f: u32);
+    __tsan_mutex_pre_lock(a: *mut c_void, f: u32);
+    __tsan_mutex_post_lock(a: *mut c_void, f: u32, r: i32);
+    __tsan_mutex_post_unlock(a: *mut c_void, f: u32);
+    __tsan_mutex_pre_signal(a: *mut c_void, f: u32);
+    __tsan_mutex_post_signal(a: *mut c_void, f: u32);
+    __tsan_mutex_pre_divert(a: *mut c_void, f: u32);
+    __tsan_mutex_post_divert(a: *mut c_void, f: u32);
+    __tsan_ignore_thread_begin();
+    __tsan_ignore_thread_end();
+    __tsan_flush_memory();
+    __tsan_external_register_header(t: *mut c_void, h: *const c_char);
+    __tsan_external_assign_tag(a: *mut c_void, t: *mut c_void);
+    __tsan_destroy_fiber(f: *mut c_void);
+    __tsan_switch_to_fiber(f: *mut c_void, flags: u32);
+    __tsan_set_fiber_name(f: *mut c_void, n: *const c_char);
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __tsan_mutex_pre_unlock(_a: *mut c_void, _f: u32) -> i32 {
+    0
+}
+
+/// External (library-defined) objects: a read or write of the object.
+#[unsafe(no_mangle)]
+pub extern "C" fn __tsan_external_read(addr: *mut c_void, pc: *mut c_void, _tag: *mut c_void) {
+    record::access(EventKind::Read, addr as u64, 1, pc as u64);
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __tsan_external_write(addr: *mut c_void, pc: *mut c_void, _tag: *mut c_void) {
+    record::access(EventKind::Write, addr as u64, 1, pc as u64);
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __tsan_external_register_tag(_name: *const c_char) -> *mut c_void {
+    1 as *mut c_void
+}
+
+/// Fibers are not supported (documented limit): one fiber per thread.
+static FIBER: u8 = 0;
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __tsan_get_current_fiber() -> *mut c_void {
+    core::ptr::addr_of!(FIBER) as *mut c_void
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn __tsan_create_fiber(_flags: u32) -> *mut c_void {
+    core::ptr::addr_of!(FIBER) as *mut c_void
+}

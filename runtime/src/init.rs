@@ -1,0 +1,212 @@
+//! Start-up (mode from the environment, main thread, module map, signal
+//! handlers), thread registration and the end of threads and of the process.
+
+use core::ffi::{c_char, c_int, c_void};
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use rr_lite_trace::codec::NO_PARENT;
+use rr_lite_trace::{EventKind, pseudo};
+
+use crate::log::LogWriter;
+use crate::mode::{self, Mode};
+use crate::record;
+use crate::sys;
+use crate::thread::THREAD;
+
+static INITIALISED: AtomicBool = AtomicBool::new(false);
+static EXIT_LOGGED: AtomicBool = AtomicBool::new(false);
+
+unsafe extern "C" {
+    static environ: *const *const c_char;
+}
+
+/// The value of `name` in a NUL-terminated `NAME=value` vector.
+fn lookup(envp: *const *const c_char, name: &core::ffi::CStr) -> Option<&'static [u8]> {
+    if envp.is_null() {
+        return None;
+    }
+    let name = name.to_bytes();
+    (0..)
+        // SAFETY: envp is a NUL-terminated array of C strings (the process
+        // environment), which lives as long as the process.
+        .map(|i| unsafe { *envp.add(i) })
+        .take_while(|entry| !entry.is_null())
+        // SAFETY: each entry is a NUL-terminated string.
+        .map(|entry| unsafe { core::ffi::CStr::from_ptr(entry) }.to_bytes())
+        .find_map(|entry| entry.strip_prefix(name)?.strip_prefix(b"="))
+}
+
+/// Runs from `.init_array` (after libc is initialised, before the program's
+/// constructors) with the process's argv and envp, and from `__tsan_init`.
+/// gcc calls `__tsan_init` from the executable's `.preinit_array`, before
+/// libc has set `environ`: such a call is deferred to the next one.
+/// Only the first call that can see the environment does anything.
+pub fn initialise(argv: *const *const c_char, envp: *const *const c_char) {
+    // SAFETY: reading libc's environ pointer (null before libc's init).
+    let envp = if envp.is_null() { unsafe { environ } } else { envp };
+    if envp.is_null() || INITIALISED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let Some(requested) = lookup(envp, mode::MODE_ENV) else {
+        return;
+    };
+    match requested {
+        b"record" => start_recording(argv, envp),
+        b"" | b"inert" => {}
+        other => sys::warn(&[b"unknown RR_LITE_MODE '", other, b"': running without recording"]),
+    }
+}
+
+fn start_recording(argv: *const *const c_char, envp: *const *const c_char) {
+    ensure_no_aslr(argv, envp);
+    let Some(dir) = lookup(envp, mode::TRACE_ENV).filter(|d| mode::set_trace_dir(d)) else {
+        sys::warn(&[b"RR_LITE_MODE=record needs RR_LITE_TRACE=<trace directory>: not recording"]);
+        return;
+    };
+    crate::real::resolve_all();
+    crate::interpose::mem::resolve_all();
+    copy_module_map(dir);
+    THREAD.with(|t| t.enter());
+    register_thread(0, NO_PARENT);
+    THREAD.with(|t| t.leave());
+    install_fatal_signal_handlers();
+    // SAFETY: registering a handler that runs at exit with the status.
+    unsafe { on_exit(at_exit, core::ptr::null_mut()) };
+    mode::set(Mode::Record);
+}
+
+unsafe extern "C" {
+    fn on_exit(f: extern "C" fn(c_int, *mut c_void), arg: *mut c_void) -> c_int;
+}
+
+/// Addresses must be the same at record and replay: re-execute with ASLR
+/// off if it is on (rr-lite record turns it off already; this covers a
+/// program started by hand with RR_LITE_MODE set).
+fn ensure_no_aslr(argv: *const *const c_char, envp: *const *const c_char) {
+    const QUERY: libc::c_ulong = 0xffff_ffff;
+    // SAFETY: personality(0xffffffff) only queries.
+    let persona = unsafe { libc::personality(QUERY) };
+    if persona < 0 || persona & libc::ADDR_NO_RANDOMIZE != 0 || argv.is_null() {
+        return;
+    }
+    // SAFETY: sets a flag of this process, inherited by the exec below.
+    unsafe { libc::personality((persona | libc::ADDR_NO_RANDOMIZE) as libc::c_ulong) };
+    // SAFETY: argv and envp are the program's NUL-terminated vectors;
+    // execve only returns on failure.
+    unsafe { libc::execve(c"/proc/self/exe".as_ptr(), argv, envp) };
+    sys::warn(&[b"cannot re-execute with ASLR off: addresses may differ at replay"]);
+}
+
+/// Copies /proc/self/maps into the trace (module map for call sites).
+fn copy_module_map(dir: &[u8]) {
+    let out = sys::create_in_dir(dir, rr_lite_trace::dir::MAPS_FILE.as_bytes());
+    // SAFETY: opening a procfs file read-only.
+    let input = unsafe { libc::open(c"/proc/self/maps".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if out >= 0 && input >= 0 {
+        let mut buf = [0u8; 4096];
+        loop {
+            // SAFETY: reading into a stack buffer of its length.
+            let n = unsafe { libc::read(input, buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                break;
+            }
+            sys::write_all(out, &buf[..n as usize]);
+        }
+    }
+    // SAFETY: closing descriptors we opened (close(-1) is harmless).
+    unsafe {
+        libc::close(out);
+        libc::close(input);
+    }
+}
+
+/// Gives the calling thread its logical id and log file.
+pub fn register_thread(id: u32, parent: u32) {
+    let dir = mode::trace_dir();
+    THREAD.with(|t| {
+        t.enter();
+        match LogWriter::create(dir, id, parent) {
+            Some(log) => t.with_log(|slot| *slot = log),
+            None => sys::warn(&[b"cannot create a thread log in the trace directory"]),
+        }
+        t.id.set(id);
+        t.leave();
+    });
+}
+
+/// Logs the thread's exit, releases its stripes and closes its log; later
+/// hooks on this thread (TLS destructors) are not recorded.
+pub fn finish_thread() {
+    record::with_tracked(|t| t.id.get()).map(|id| {
+        record::event(EventKind::ThreadExit, pseudo::thread_exit(id), 0, 0, 0);
+    });
+    THREAD.with(|t| {
+        if t.id.get() == crate::thread::NO_THREAD || t.is_busy() {
+            return;
+        }
+        t.enter();
+        record::release_held(t);
+        t.with_log(|log| log.close());
+        t.exited.set(true);
+        t.leave();
+    });
+}
+
+/// Logs the exit status once, from exit()/_exit() or the on_exit handler.
+pub fn log_process_exit(status: c_int, site: u64) {
+    if record::with_tracked(|_| ()).is_none() || EXIT_LOGGED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    record::event(EventKind::ProcessExit, pseudo::PROCESS, 0, site, status as u32 as u64);
+    record::release();
+}
+
+/// Return from main ends in glibc's own call to exit, which does not go
+/// through our wrapper: this handler catches it.
+extern "C" fn at_exit(status: c_int, _arg: *mut c_void) {
+    log_process_exit(status, 0);
+}
+
+const FATAL_SIGNALS: [c_int; 6] = [
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGILL,
+    libc::SIGFPE,
+    libc::SIGABRT,
+    libc::SIGTRAP,
+];
+
+/// Logs which thread took a fatal signal, where, then lets it kill the
+/// process as it would have (SA_RESETHAND restores the default action; the
+/// faulting instruction runs again, or abort raises again).
+extern "C" fn on_fatal_signal(signal: c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
+    let saved_errno = sys::errno();
+    // SAFETY: the kernel passes a valid siginfo and ucontext to SA_SIGINFO
+    // handlers.
+    let (fault_addr, pc) = unsafe {
+        let uc = context.cast::<libc::ucontext_t>();
+        (
+            (*info).si_addr() as u64,
+            (*uc).uc_mcontext.gregs[libc::REG_RIP as usize] as u64,
+        )
+    };
+    if record::with_tracked(|_| ()).is_some() {
+        record::event(EventKind::FatalSignal, fault_addr, 0, pc, signal as u64);
+        record::release();
+    }
+    sys::set_errno(saved_errno);
+}
+
+fn install_fatal_signal_handlers() {
+    for signal in FATAL_SIGNALS {
+        // SAFETY: a zeroed sigaction is a valid starting point; the handler
+        // has the SA_SIGINFO signature.
+        unsafe {
+            let mut action: libc::sigaction = core::mem::zeroed();
+            action.sa_sigaction = on_fatal_signal as *const () as usize;
+            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESETHAND | libc::SA_NODEFER;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, core::ptr::null_mut());
+        }
+    }
+}

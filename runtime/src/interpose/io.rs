@@ -1,0 +1,234 @@
+//! Output: `write` and the stdio family are events on a pseudo-address per
+//! file descriptor, performed while its stripe is held, so lines printed by
+//! several threads come out in the recorded order.
+//!
+//! stdio calls take the FILE lock first (after releasing the thread's
+//! stripes), then the fd stripe: a program that holds the FILE lock itself
+//! (flockfile) must never wait for a stripe while we wait for its lock.
+//! stdio may allocate a buffer on first use; `output_depth` makes that
+//! allocator event nest inside the output instead of releasing its stripe.
+//!
+//! printf and friends are variadic, which stable Rust cannot define: a naked
+//! stub builds the `va_list` the x86-64 System V ABI describes (saved
+//! argument registers + overflow area) and calls the `v*printf` form.
+
+use core::ffi::{c_char, c_int, c_void};
+
+use libc::{FILE, size_t, ssize_t};
+use rr_lite_trace::{EventKind, pseudo};
+
+use crate::hooks::with_site;
+use crate::real;
+use crate::record::{self, around};
+use crate::thread::THREAD;
+
+unsafe extern "C" {
+    static mut stdout: *mut FILE;
+    static mut stderr: *mut FILE;
+    fn flockfile(f: *mut FILE);
+    fn funlockfile(f: *mut FILE);
+}
+
+fn stdout_file() -> *mut FILE {
+    // SAFETY: reading glibc's stdout pointer, initialised before main.
+    unsafe { stdout }
+}
+
+fn stderr_file() -> *mut FILE {
+    // SAFETY: as for stdout.
+    unsafe { stderr }
+}
+
+/// Runs an output operation on `fd` as an event, holding the fd's stripe.
+fn fd_output<R>(fd: c_int, len: u64, site: u64, op: impl FnOnce() -> R) -> R {
+    if fd < 0 {
+        return op();
+    }
+    around(
+        EventKind::Output,
+        pseudo::fd(fd as u32),
+        len,
+        site,
+        || {
+            THREAD.with(|t| t.output_depth.set(t.output_depth.get() + 1));
+            let r = op();
+            THREAD.with(|t| t.output_depth.set(t.output_depth.get() - 1));
+            r
+        },
+        |_| 0,
+    )
+}
+
+/// Runs a stdio operation on `f` as an output event on its descriptor.
+fn stdio_output<R>(f: *mut FILE, len: u64, site: u64, op: impl FnOnce() -> R) -> R {
+    if f.is_null() || !crate::mode::recording() {
+        return op();
+    }
+    record::release();
+    // SAFETY: `f` is the caller's live FILE; the lock is recursive, so the
+    // real call taking it again is fine.
+    unsafe { flockfile(f) };
+    // SAFETY: as above.
+    let fd = unsafe { libc::fileno(f) };
+    let r = fd_output(fd, len, site, op);
+    // SAFETY: releases the lock taken above.
+    unsafe { funlockfile(f) };
+    r
+}
+
+extern "C" fn write_impl(fd: c_int, buf: *const c_void, n: size_t, site: u64) -> ssize_t {
+    // SAFETY: forwarding.
+    fd_output(fd, n as u64, site, || unsafe { real::write(fd, buf, n) })
+}
+with_site!(write => write_impl, "rcx");
+
+extern "C" fn writev_impl(fd: c_int, iov: *const libc::iovec, n: c_int, site: u64) -> ssize_t {
+    // SAFETY: forwarding.
+    fd_output(fd, 0, site, || unsafe { real::writev(fd, iov, n) })
+}
+with_site!(writev => writev_impl, "rcx");
+
+extern "C" fn puts_impl(s: *const c_char, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    stdio_output(stdout_file(), 0, site, || unsafe { real::puts(s) })
+}
+with_site!(puts => puts_impl, "rsi");
+
+extern "C" fn fputs_impl(s: *const c_char, f: *mut FILE, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    stdio_output(f, 0, site, || unsafe { real::fputs(s, f) })
+}
+with_site!(fputs => fputs_impl, "rdx");
+
+extern "C" fn putchar_impl(c: c_int, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    stdio_output(stdout_file(), 1, site, || unsafe { real::putchar(c) })
+}
+with_site!(putchar => putchar_impl, "rsi");
+
+extern "C" fn fputc_impl(c: c_int, f: *mut FILE, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    stdio_output(f, 1, site, || unsafe { real::fputc(c, f) })
+}
+with_site!(fputc => fputc_impl, "rdx");
+
+extern "C" fn putc_impl(c: c_int, f: *mut FILE, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    stdio_output(f, 1, site, || unsafe { real::putc(c, f) })
+}
+with_site!(putc => putc_impl, "rdx");
+with_site!(_IO_putc => putc_impl, "rdx");
+
+extern "C" fn fwrite_impl(p: *const c_void, size: size_t, n: size_t, f: *mut FILE, site: u64) -> size_t {
+    // SAFETY: forwarding.
+    stdio_output(f, (size * n) as u64, site, || unsafe { real::fwrite(p, size, n, f) })
+}
+with_site!(fwrite => fwrite_impl, "r8");
+
+extern "C" fn fflush_impl(f: *mut FILE, site: u64) -> c_int {
+    // SAFETY: forwarding; fflush(NULL) flushes every stream and is not
+    // attributed to one descriptor.
+    stdio_output(f, 0, site, || unsafe { real::fflush(f) })
+}
+with_site!(fflush => fflush_impl, "rsi");
+
+extern "C" fn perror_impl(s: *const c_char, site: u64) {
+    // SAFETY: forwarding.
+    stdio_output(stderr_file(), 0, site, || unsafe { real::perror(s) })
+}
+with_site!(perror => perror_impl, "rsi");
+
+extern "C" fn vprintf_impl(fmt: *const c_char, ap: *mut c_void, site: u64) -> c_int {
+    // SAFETY: forwarding; `ap` is the caller's va_list.
+    stdio_output(stdout_file(), 0, site, || unsafe { real::vprintf(fmt, ap) })
+}
+with_site!(vprintf => vprintf_impl, "rdx");
+
+extern "C" fn vfprintf_impl(f: *mut FILE, fmt: *const c_char, ap: *mut c_void, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    stdio_output(f, 0, site, || unsafe { real::vfprintf(f, fmt, ap) })
+}
+with_site!(vfprintf => vfprintf_impl, "rcx");
+
+extern "C" fn vdprintf_impl(fd: c_int, fmt: *const c_char, ap: *mut c_void, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    fd_output(fd, 0, site, || unsafe { real::vdprintf(fd, fmt, ap) })
+}
+with_site!(vdprintf => vdprintf_impl, "rcx");
+
+extern "C" fn vprintf_chk_impl(flag: c_int, fmt: *const c_char, ap: *mut c_void, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    stdio_output(stdout_file(), 0, site, || unsafe { real::__vprintf_chk(flag, fmt, ap) })
+}
+with_site!(__vprintf_chk => vprintf_chk_impl, "rcx");
+
+extern "C" fn vfprintf_chk_impl(f: *mut FILE, flag: c_int, fmt: *const c_char, ap: *mut c_void, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    stdio_output(f, 0, site, || unsafe { real::__vfprintf_chk(f, flag, fmt, ap) })
+}
+with_site!(__vfprintf_chk => vfprintf_chk_impl, "r8");
+
+/// Exports a variadic `$name` whose first `$named` arguments are named: the
+/// stub saves the six argument registers and, if `al` says vector registers
+/// were used, xmm0-7, builds a va_list over them and the caller's stack
+/// arguments, and calls `$imp(named..., va_list*, site)`, with the va_list
+/// pointer in `$va` and the site in `$site`.
+macro_rules! variadic {
+    ($name:ident => $imp:path, named = $named:literal, va = $va:literal, site = $site:literal) => {
+        #[unsafe(naked)]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name() {
+            core::arch::naked_asm!(
+                "push rbp",
+                "mov rbp, rsp",
+                "sub rsp, 208",
+                "mov [rsp], rdi",
+                "mov [rsp + 8], rsi",
+                "mov [rsp + 16], rdx",
+                "mov [rsp + 24], rcx",
+                "mov [rsp + 32], r8",
+                "mov [rsp + 40], r9",
+                "test al, al",
+                "je 2f",
+                "movaps [rsp + 48], xmm0",
+                "movaps [rsp + 64], xmm1",
+                "movaps [rsp + 80], xmm2",
+                "movaps [rsp + 96], xmm3",
+                "movaps [rsp + 112], xmm4",
+                "movaps [rsp + 128], xmm5",
+                "movaps [rsp + 144], xmm6",
+                "movaps [rsp + 160], xmm7",
+                "2:",
+                concat!("mov dword ptr [rsp + 176], ", $named, " * 8"),
+                "mov dword ptr [rsp + 180], 48",
+                "lea rax, [rbp + 16]",
+                "mov [rsp + 184], rax",
+                "mov [rsp + 192], rsp",
+                concat!("lea ", $va, ", [rsp + 176]"),
+                concat!("mov ", $site, ", [rbp + 8]"),
+                "call {imp}",
+                "leave",
+                "ret",
+                imp = sym $imp,
+            )
+        }
+    };
+}
+
+variadic!(printf => vprintf_impl, named = 1, va = "rsi", site = "rdx");
+variadic!(fprintf => vfprintf_impl, named = 2, va = "rdx", site = "rcx");
+variadic!(dprintf => vdprintf_impl, named = 2, va = "rdx", site = "rcx");
+variadic!(__printf_chk => vprintf_chk_impl, named = 2, va = "rdx", site = "rcx");
+variadic!(__fprintf_chk => vfprintf_chk_impl, named = 3, va = "rcx", site = "r8");
+
+/// Reads may block (on a pipe another thread writes): release first.
+extern "C" fn read_impl(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
+    record::release();
+    // SAFETY: forwarding.
+    unsafe { real::read(fd, buf, n) }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
+    read_impl(fd, buf, n)
+}

@@ -1,0 +1,154 @@
+//! A thread's log file, written through a shared file mapping one chunk at a
+//! time. Shared mappings make the log crash-proof: whatever the thread wrote
+//! is in the page cache and reaches the file even if the process is killed
+//! the next instant (SIGSEGV, abort, exit from another thread, SIGKILL).
+
+use rr_lite_trace::codec::{
+    DeltaState, Entry, FORMAT_VERSION, HEADER_LEN, MAX_ENTRY_LEN, PAD_TAG, ThreadLogHeader,
+    encode_entry,
+};
+
+use crate::alloc::map_private;
+
+/// Bytes per mapped chunk (a power of two; recorded in the header).
+pub const CHUNK_LEN: usize = 1 << 22;
+
+#[derive(Debug)]
+pub struct LogWriter {
+    fd: i32,
+    chunk: *mut u8,
+    chunk_index: u64,
+    pos: usize,
+    delta: DeltaState,
+    bytes: u64,
+}
+
+impl LogWriter {
+    pub const CLOSED: LogWriter = LogWriter {
+        fd: -1,
+        chunk: core::ptr::null_mut(),
+        chunk_index: 0,
+        pos: 0,
+        delta: DeltaState {
+            clock: 0,
+            addr: 0,
+            site: 0,
+        },
+        bytes: 0,
+    };
+
+    pub fn is_open(&self) -> bool {
+        !self.chunk.is_null()
+    }
+
+    /// Creates `thread-NNNN.log` in `dir` and writes its header.
+    pub fn create(dir: &[u8], thread: u32, parent: u32) -> Option<LogWriter> {
+        let mut name = *b"thread-0000.log";
+        let mut digits = [0u8; 20];
+        let d = crate::sys::decimal(u64::from(thread), &mut digits);
+        let mut name_buf = [0u8; 32];
+        let name: &[u8] = if d.len() <= 4 {
+            name[11 - d.len()..11].copy_from_slice(d);
+            &name
+        } else {
+            name_buf[..7].copy_from_slice(b"thread-");
+            name_buf[7..7 + d.len()].copy_from_slice(d);
+            name_buf[7 + d.len()..11 + d.len()].copy_from_slice(b".log");
+            &name_buf[..11 + d.len()]
+        };
+        let fd = crate::sys::create_in_dir(dir, name);
+        if fd < 0 {
+            return None;
+        }
+        let mut log = LogWriter {
+            fd,
+            ..LogWriter::CLOSED
+        };
+        if !log.map_chunk(0) {
+            // SAFETY: closing the descriptor we just opened.
+            unsafe { libc::close(fd) };
+            return None;
+        }
+        let header = ThreadLogHeader {
+            version: FORMAT_VERSION,
+            thread,
+            chunk_size: CHUNK_LEN as u32,
+            pid: crate::sys::getpid_raw(),
+            parent,
+            start_unix_ns: crate::sys::unix_time_ns(),
+        };
+        log.chunk_bytes()[..HEADER_LEN].copy_from_slice(&header.encode());
+        log.pos = HEADER_LEN;
+        Some(log)
+    }
+
+    fn chunk_bytes(&mut self) -> &mut [u8] {
+        // SAFETY: `chunk` is a live private-region mapping of CHUNK_LEN bytes
+        // owned by this writer (one writer per thread).
+        unsafe { core::slice::from_raw_parts_mut(self.chunk, CHUNK_LEN) }
+    }
+
+    /// Grows the file and maps chunk `index`.
+    fn map_chunk(&mut self, index: u64) -> bool {
+        let end = (index + 1) * CHUNK_LEN as u64;
+        // SAFETY: plain system calls on our own descriptor.
+        if unsafe { libc::ftruncate(self.fd, end as i64) } != 0 {
+            return false;
+        }
+        let p = map_private(
+            CHUNK_LEN,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            self.fd,
+            (index * CHUNK_LEN as u64) as i64,
+        );
+        if p.is_null() {
+            return false;
+        }
+        if !self.chunk.is_null() {
+            // SAFETY: unmapping the previous chunk, which nothing else uses;
+            // its contents stay in the file.
+            unsafe { libc::munmap(self.chunk.cast(), CHUNK_LEN) };
+        }
+        self.chunk = p;
+        self.chunk_index = index;
+        self.pos = 0;
+        true
+    }
+
+    /// Appends one entry. Returns false if the log could not grow (disk
+    /// full): the entry is lost and the caller reports it once.
+    pub fn append(&mut self, e: &Entry) -> bool {
+        if !self.is_open() {
+            return false;
+        }
+        if self.pos + MAX_ENTRY_LEN > CHUNK_LEN {
+            let pos = self.pos;
+            self.chunk_bytes()[pos] = PAD_TAG;
+            if !self.map_chunk(self.chunk_index + 1) {
+                self.close();
+                return false;
+            }
+        }
+        let pos = self.pos;
+        let mut delta = self.delta;
+        let n = encode_entry(&mut self.chunk_bytes()[pos..], &mut delta, e);
+        self.delta = delta;
+        self.pos += n;
+        self.bytes += n as u64;
+        true
+    }
+
+    /// Unmaps and closes; everything written stays in the file.
+    pub fn close(&mut self) {
+        if self.chunk.is_null() {
+            return;
+        }
+        // SAFETY: releasing our own mapping and descriptor.
+        unsafe {
+            libc::munmap(self.chunk.cast(), CHUNK_LEN);
+            libc::close(self.fd);
+        }
+        *self = LogWriter::CLOSED;
+    }
+}

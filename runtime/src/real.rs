@@ -1,0 +1,141 @@
+//! The real implementations of the functions the runtime interposes, found
+//! with `dlsym(RTLD_NEXT, ...)` on first use. The allocator is reached
+//! through glibc's `__libc_*` entry points instead, because dlsym itself may
+//! allocate and must not recurse into a half-resolved malloc.
+
+use core::ffi::{c_char, c_int, c_void};
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use libc::{pthread_attr_t, pthread_t, size_t, ssize_t, timespec};
+
+/// Looks a symbol up in the objects after ours (libc), caching the result.
+/// Aborts with a message if it is missing: the program cannot go on without it.
+pub fn resolve(slot: &AtomicUsize, name: &'static str) -> usize {
+    let cached = slot.load(Ordering::Relaxed);
+    if cached != 0 {
+        return cached;
+    }
+    // SAFETY: `name` is a NUL-terminated literal; RTLD_NEXT is a valid handle.
+    let addr = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) } as usize;
+    if addr == 0 {
+        crate::sys::warn(&[b"cannot find the real ", name.trim_end_matches('\0').as_bytes()]);
+        // SAFETY: abort never returns and has no preconditions.
+        unsafe { libc::abort() };
+    }
+    slot.store(addr, Ordering::Relaxed);
+    addr
+}
+
+macro_rules! real_functions {
+    ($( fn $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty; )*) => { paste::paste! {
+        $( #[allow(non_upper_case_globals)] static [<SLOT_ $name>]: AtomicUsize = AtomicUsize::new(0); )*
+
+        /// Resolves every real function at start-up, so that no lookup (which
+        /// may allocate) happens later in the middle of an event.
+        pub fn resolve_all() {
+            $( resolve(&[<SLOT_ $name>], concat!(stringify!($name), "\0")); )*
+        }
+
+        $(
+            /// Calls the next definition of this C function (normally libc's).
+            ///
+            /// # Safety
+            /// Same contract as the C function.
+            pub unsafe fn $name($($arg: $ty),*) -> $ret {
+                let addr = resolve(&[<SLOT_ $name>], concat!(stringify!($name), "\0"));
+                // SAFETY: dlsym found the C symbol of this name, whose type is
+                // the one declared here (from the C headers).
+                let f: unsafe extern "C" fn($($ty),*) -> $ret = unsafe { core::mem::transmute(addr) };
+                // SAFETY: forwarded contract of the C function.
+                unsafe { f($($arg),*) }
+            }
+        )*
+    }};
+}
+
+pub type StartRoutine = extern "C" fn(*mut c_void) -> *mut c_void;
+type Mutex = libc::pthread_mutex_t;
+type Cond = libc::pthread_cond_t;
+type RwLock = libc::pthread_rwlock_t;
+
+real_functions! {
+    fn pthread_create(t: *mut pthread_t, attr: *const pthread_attr_t, start: StartRoutine, arg: *mut c_void) -> c_int;
+    fn pthread_join(t: pthread_t, ret: *mut *mut c_void) -> c_int;
+    fn pthread_exit(ret: *mut c_void) -> ();
+    fn pthread_detach(t: pthread_t) -> c_int;
+    fn pthread_mutex_lock(m: *mut Mutex) -> c_int;
+    fn pthread_mutex_trylock(m: *mut Mutex) -> c_int;
+    fn pthread_mutex_timedlock(m: *mut Mutex, abstime: *const timespec) -> c_int;
+    fn pthread_mutex_unlock(m: *mut Mutex) -> c_int;
+    fn pthread_rwlock_rdlock(l: *mut RwLock) -> c_int;
+    fn pthread_rwlock_tryrdlock(l: *mut RwLock) -> c_int;
+    fn pthread_rwlock_timedrdlock(l: *mut RwLock, abstime: *const timespec) -> c_int;
+    fn pthread_rwlock_wrlock(l: *mut RwLock) -> c_int;
+    fn pthread_rwlock_trywrlock(l: *mut RwLock) -> c_int;
+    fn pthread_rwlock_timedwrlock(l: *mut RwLock, abstime: *const timespec) -> c_int;
+    fn pthread_rwlock_unlock(l: *mut RwLock) -> c_int;
+    fn pthread_cond_signal(c: *mut Cond) -> c_int;
+    fn pthread_cond_broadcast(c: *mut Cond) -> c_int;
+    fn pthread_cond_wait(c: *mut Cond, m: *mut Mutex) -> c_int;
+    fn pthread_cond_timedwait(c: *mut Cond, m: *mut Mutex, abstime: *const timespec) -> c_int;
+    fn pthread_cond_clockwait(c: *mut Cond, m: *mut Mutex, clock: libc::clockid_t, abstime: *const timespec) -> c_int;
+    fn pthread_barrier_wait(b: *mut libc::pthread_barrier_t) -> c_int;
+    fn pthread_spin_lock(s: *mut libc::pthread_spinlock_t) -> c_int;
+    fn pthread_spin_trylock(s: *mut libc::pthread_spinlock_t) -> c_int;
+    fn pthread_spin_unlock(s: *mut libc::pthread_spinlock_t) -> c_int;
+    fn sem_post(s: *mut libc::sem_t) -> c_int;
+    fn sem_wait(s: *mut libc::sem_t) -> c_int;
+    fn sem_trywait(s: *mut libc::sem_t) -> c_int;
+    fn sem_timedwait(s: *mut libc::sem_t, abstime: *const timespec) -> c_int;
+    fn posix_memalign(out: *mut *mut c_void, align: size_t, size: size_t) -> c_int;
+    fn aligned_alloc(align: size_t, size: size_t) -> *mut c_void;
+    fn valloc(size: size_t) -> *mut c_void;
+    fn pvalloc(size: size_t) -> *mut c_void;
+    fn reallocarray(p: *mut c_void, n: size_t, size: size_t) -> *mut c_void;
+    fn write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t;
+    fn writev(fd: c_int, iov: *const libc::iovec, n: c_int) -> ssize_t;
+    fn read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t;
+    fn vprintf(fmt: *const c_char, ap: *mut c_void) -> c_int;
+    fn vfprintf(f: *mut libc::FILE, fmt: *const c_char, ap: *mut c_void) -> c_int;
+    fn vdprintf(fd: c_int, fmt: *const c_char, ap: *mut c_void) -> c_int;
+    fn __vfprintf_chk(f: *mut libc::FILE, flag: c_int, fmt: *const c_char, ap: *mut c_void) -> c_int;
+    fn __vprintf_chk(flag: c_int, fmt: *const c_char, ap: *mut c_void) -> c_int;
+    fn puts(s: *const c_char) -> c_int;
+    fn fputs(s: *const c_char, f: *mut libc::FILE) -> c_int;
+    fn putchar(c: c_int) -> c_int;
+    fn fputc(c: c_int, f: *mut libc::FILE) -> c_int;
+    fn putc(c: c_int, f: *mut libc::FILE) -> c_int;
+    fn fwrite(p: *const c_void, size: size_t, n: size_t, f: *mut libc::FILE) -> size_t;
+    fn fflush(f: *mut libc::FILE) -> c_int;
+    fn perror(s: *const c_char) -> ();
+    fn rand() -> c_int;
+    fn random() -> libc::c_long;
+    fn srand(seed: libc::c_uint) -> ();
+    fn srandom(seed: libc::c_uint) -> ();
+    fn lrand48() -> libc::c_long;
+    fn mrand48() -> libc::c_long;
+    fn drand48() -> f64;
+    fn time(t: *mut libc::time_t) -> libc::time_t;
+    fn clock_gettime(clock: libc::clockid_t, ts: *mut timespec) -> c_int;
+    fn gettimeofday(tv: *mut libc::timeval, tz: *mut c_void) -> c_int;
+    fn getpid() -> libc::pid_t;
+    fn exit(status: c_int) -> ();
+    fn _exit(status: c_int) -> ();
+    fn _Exit(status: c_int) -> ();
+    fn sleep(s: libc::c_uint) -> libc::c_uint;
+    fn usleep(us: libc::useconds_t) -> c_int;
+    fn nanosleep(req: *const timespec, rem: *mut timespec) -> c_int;
+    fn clock_nanosleep(clock: libc::clockid_t, flags: c_int, req: *const timespec, rem: *mut timespec) -> c_int;
+    fn sched_yield() -> c_int;
+    fn poll(fds: *mut libc::pollfd, n: libc::nfds_t, timeout: c_int) -> c_int;
+    fn select(n: c_int, r: *mut libc::fd_set, w: *mut libc::fd_set, e: *mut libc::fd_set, t: *mut libc::timeval) -> c_int;
+    fn pause() -> c_int;
+}
+
+unsafe extern "C" {
+    pub fn __libc_malloc(size: size_t) -> *mut c_void;
+    pub fn __libc_calloc(n: size_t, size: size_t) -> *mut c_void;
+    pub fn __libc_realloc(p: *mut c_void, size: size_t) -> *mut c_void;
+    pub fn __libc_free(p: *mut c_void);
+    pub fn __libc_memalign(align: size_t, size: size_t) -> *mut c_void;
+}

@@ -1,0 +1,265 @@
+//! Striped ticket locks with Lamport clocks: the record-mode mechanism that
+//! makes the log a true global order.
+//!
+//! Every granule (8 bytes) maps to one data stripe (`granule % DATA_STRIPES`,
+//! so a contiguous range maps to at most two contiguous runs of stripes);
+//! pseudo-addresses map to a separate set of stripes, so library state (a
+//! blocking write on an fd) never shares a lock with program data. A hook
+//! locks the stripes of its access, takes a clock `max(thread clock, stripe
+//! clocks) + 1`, stores it in the stripes, logs, and keeps the stripes until
+//! the thread's next hook (by then the access has executed) or until an
+//! interposed call that may block. Invariants:
+//! - stripes are always locked in ascending index order (no deadlock);
+//! - a stripe's clock only grows, and only while its lock is held, so two
+//!   entries on one granule get clocks in the order memory saw them;
+//! - the locks are fair (tickets): a thread spinning on a flag releases and
+//!   re-takes its stripe at every hook, and must not starve the writer.
+
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use crossbeam_utils::Backoff;
+use rr_lite_trace::pseudo;
+
+use crate::sys::{futex_wait, futex_wake_all};
+
+pub const GRANULE_SHIFT: u32 = 3;
+pub const DATA_STRIPES: u32 = 1 << 15;
+pub const PSEUDO_STRIPES: u32 = 1 << 10;
+const STRIPES: usize = (DATA_STRIPES + PSEUDO_STRIPES) as usize;
+/// Longest a waiter sleeps before re-checking (a safety net: wake-ups are
+/// not expected to be lost).
+const PARK_TIMEOUT_NS: u64 = 50_000_000;
+
+#[repr(align(64))]
+struct Stripe {
+    next_ticket: AtomicU32,
+    now_serving: AtomicU32,
+    sleepers: AtomicU32,
+    /// Lamport clock of the last entry on this stripe; written under the lock.
+    clock: AtomicU64,
+}
+
+impl Stripe {
+    const fn new() -> Stripe {
+        Stripe {
+            next_ticket: AtomicU32::new(0),
+            now_serving: AtomicU32::new(0),
+            sleepers: AtomicU32::new(0),
+            clock: AtomicU64::new(0),
+        }
+    }
+
+    fn lock(&self) {
+        let ticket = self.next_ticket.fetch_add(1, Ordering::Acquire);
+        if self.now_serving.load(Ordering::Acquire) == ticket {
+            return;
+        }
+        let backoff = Backoff::new();
+        loop {
+            let serving = self.now_serving.load(Ordering::SeqCst);
+            if serving == ticket {
+                return;
+            }
+            if !backoff.is_completed() {
+                backoff.spin();
+                continue;
+            }
+            // Park. The SeqCst increment/reload pairs with the SeqCst
+            // increment/load in `unlock`: either it sees us, or we see it.
+            self.sleepers.fetch_add(1, Ordering::SeqCst);
+            let serving = self.now_serving.load(Ordering::SeqCst);
+            if serving != ticket {
+                futex_wait(&self.now_serving, serving, PARK_TIMEOUT_NS);
+            }
+            self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    fn unlock(&self) {
+        self.now_serving.fetch_add(1, Ordering::SeqCst);
+        if self.sleepers.load(Ordering::SeqCst) != 0 {
+            futex_wake_all(&self.now_serving);
+        }
+    }
+}
+
+static TABLE: [Stripe; STRIPES] = [const { Stripe::new() }; STRIPES];
+
+/// A set of stripe indices as at most four ascending, disjoint runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StripeSet {
+    runs: [(u32, u32); 4],
+    len: u8,
+}
+
+fn pseudo_stripe(addr: u64) -> u32 {
+    let slot = (addr - pseudo::BASE) / pseudo::STRIDE;
+    DATA_STRIPES + (slot.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54) as u32 % PSEUDO_STRIPES
+}
+
+impl StripeSet {
+    pub const EMPTY: StripeSet = StripeSet {
+        runs: [(0, 0); 4],
+        len: 0,
+    };
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn runs(&self) -> &[(u32, u32)] {
+        &self.runs[..usize::from(self.len)]
+    }
+
+    /// The stripes covering `size` bytes at `addr` (at least one byte).
+    pub fn for_access(addr: u64, size: u64) -> StripeSet {
+        let mut set = StripeSet::EMPTY;
+        set.add_access(addr, size);
+        set
+    }
+
+    /// Adds the stripes of another access (for memcpy: source and target).
+    pub fn add_access(&mut self, addr: u64, size: u64) {
+        if addr >= pseudo::BASE {
+            self.add_run(pseudo_stripe(addr), 1);
+            return;
+        }
+        let first = addr >> GRANULE_SHIFT;
+        let last = addr.saturating_add(size.max(1) - 1) >> GRANULE_SHIFT;
+        let count = last - first + 1;
+        if count >= u64::from(DATA_STRIPES) {
+            self.add_run(0, DATA_STRIPES);
+            return;
+        }
+        let start = (first % u64::from(DATA_STRIPES)) as u32;
+        let count = count as u32;
+        if start + count <= DATA_STRIPES {
+            self.add_run(start, count);
+        } else {
+            self.add_run(0, start + count - DATA_STRIPES);
+            self.add_run(start, DATA_STRIPES - start);
+        }
+    }
+
+    /// Inserts a run, keeping runs sorted and merging overlaps.
+    fn add_run(&mut self, start: u32, count: u32) {
+        let mut runs = [(0u32, 0u32); 5];
+        let n = usize::from(self.len);
+        runs[..n].copy_from_slice(self.runs());
+        runs[n] = (start, count);
+        runs[..=n].sort_unstable();
+        let mut merged = StripeSet::EMPTY;
+        for &(s, c) in &runs[..=n] {
+            let m = usize::from(merged.len);
+            if m > 0 && s <= merged.runs[m - 1].0 + merged.runs[m - 1].1 {
+                let last = &mut merged.runs[m - 1];
+                last.1 = last.1.max(s + c - last.0);
+            } else {
+                merged.runs[m] = (s, c);
+                merged.len += 1;
+            }
+        }
+        debug_assert!(merged.len <= 4, "at most two accesses of two runs each");
+        *self = merged;
+    }
+
+    fn indices(&self) -> impl Iterator<Item = usize> + '_ {
+        self.runs()
+            .iter()
+            .flat_map(|&(s, c)| (s as usize)..(s as usize + c as usize))
+    }
+
+    pub fn contains(&self, stripe: u32) -> bool {
+        self.runs().iter().any(|&(s, c)| stripe >= s && stripe < s + c)
+    }
+
+    /// The single stripe of a one-stripe set.
+    pub fn single(&self) -> Option<u32> {
+        (self.len == 1 && self.runs[0].1 == 1).then_some(self.runs[0].0)
+    }
+
+    /// Locks every stripe, in ascending order.
+    pub fn lock(&self) {
+        self.indices().for_each(|i| TABLE[i].lock());
+    }
+
+    pub fn unlock(&self) {
+        self.indices().for_each(|i| TABLE[i].unlock());
+    }
+
+    /// Takes the next Lamport clock for an entry on these (locked) stripes.
+    pub fn advance_clock(&self, thread_clock: u64) -> u64 {
+        let newest = self
+            .indices()
+            .map(|i| TABLE[i].clock.load(Ordering::Relaxed))
+            .fold(thread_clock, u64::max);
+        let clock = newest + 1;
+        self.indices()
+            .for_each(|i| TABLE[i].clock.store(clock, Ordering::Relaxed));
+        clock
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_granule_is_one_stripe() {
+        let s = StripeSet::for_access(0x1000, 8);
+        assert_eq!(s.single(), Some((0x1000 >> 3) % DATA_STRIPES));
+        let spanning = StripeSet::for_access(0x1004, 8);
+        assert_eq!(spanning.indices().count(), 2);
+    }
+
+    #[test]
+    fn wrapping_range_becomes_two_ascending_runs() {
+        let end = u64::from(DATA_STRIPES) * 8;
+        let s = StripeSet::for_access(end - 16, 32);
+        assert_eq!(s.runs(), &[(0, 2), (DATA_STRIPES - 2, 2)]);
+    }
+
+    #[test]
+    fn overlapping_accesses_merge() {
+        let mut s = StripeSet::for_access(0x100, 64);
+        s.add_access(0x120, 64);
+        assert_eq!(s.runs().len(), 1);
+        assert_eq!(s.indices().count(), 12);
+        let huge = StripeSet::for_access(0, 1 << 30);
+        assert_eq!(huge.indices().count(), DATA_STRIPES as usize);
+    }
+
+    #[test]
+    fn pseudo_addresses_use_their_own_stripes() {
+        let s = StripeSet::for_access(pseudo::fd(1), 0);
+        assert!(s.single().unwrap() >= DATA_STRIPES);
+    }
+
+    #[test]
+    fn clocks_grow_per_stripe_and_lock_is_exclusive() {
+        let s = StripeSet::for_access(0x7777_0000, 4);
+        s.lock();
+        let a = s.advance_clock(0);
+        s.unlock();
+        s.lock();
+        let b = s.advance_clock(0);
+        s.unlock();
+        assert!(b > a);
+        let counter = std::sync::Arc::new(AtomicU64::new(0));
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let counter = counter.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..2000 {
+                        s.lock();
+                        let v = counter.load(Ordering::Relaxed);
+                        counter.store(v + 1, Ordering::Relaxed);
+                        s.unlock();
+                    }
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        assert_eq!(counter.load(Ordering::Relaxed), 8000);
+    }
+}

@@ -1,0 +1,158 @@
+//! Per-thread state and the table of threads by logical id.
+//!
+//! Logical ids: 0 is the main thread, then creation order (taken by the
+//! creating thread inside pthread_create, under the recorded create event,
+//! so replay can hand out the same ids).
+
+use core::cell::{Cell, UnsafeCell};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+use crate::log::LogWriter;
+use crate::stripes::StripeSet;
+
+pub const NO_THREAD: u32 = u32::MAX;
+/// Most threads one recording can have (over its whole life).
+pub const MAX_THREADS: usize = 1 << 14;
+const READ_LOCKS: usize = 8;
+
+/// What the runtime keeps for the calling thread. Only the owning thread
+/// touches it; `busy` keeps the runtime from re-entering itself (the runtime
+/// calls memcpy, the signal handler may interrupt a hook).
+#[derive(Debug)]
+pub struct ThreadState {
+    pub id: Cell<u32>,
+    busy: Cell<u32>,
+    pub exited: Cell<bool>,
+    /// Entries logged so far (the next entry's per-thread index).
+    pub index: Cell<u64>,
+    pub clock: Cell<u64>,
+    /// Stripes kept locked until the next hook.
+    pub held: Cell<StripeSet>,
+    /// >0 inside an output call that keeps its fd stripe locked, so that an
+    /// allocator call made by stdio nests instead of releasing it.
+    pub output_depth: Cell<u32>,
+    /// Read-write locks this thread holds for reading (to tell the two
+    /// kinds of pthread_rwlock_unlock apart).
+    read_locks: Cell<[usize; READ_LOCKS]>,
+    log: UnsafeCell<LogWriter>,
+    /// Set once a log write failed (disk full): reported once.
+    pub log_failed: Cell<bool>,
+}
+
+impl ThreadState {
+    const fn new() -> ThreadState {
+        ThreadState {
+            id: Cell::new(NO_THREAD),
+            busy: Cell::new(0),
+            exited: Cell::new(false),
+            index: Cell::new(0),
+            clock: Cell::new(0),
+            held: Cell::new(StripeSet::EMPTY),
+            output_depth: Cell::new(0),
+            read_locks: Cell::new([0; READ_LOCKS]),
+            log: UnsafeCell::new(LogWriter::CLOSED),
+            log_failed: Cell::new(false),
+        }
+    }
+
+    /// A registered, live thread not already inside the runtime.
+    #[inline(always)]
+    pub fn is_tracked(&self) -> bool {
+        self.id.get() != NO_THREAD && self.busy.get() == 0 && !self.exited.get()
+    }
+
+    pub fn enter(&self) {
+        self.busy.set(self.busy.get() + 1);
+    }
+
+    pub fn leave(&self) {
+        self.busy.set(self.busy.get() - 1);
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.busy.get() != 0
+    }
+
+    /// Runs `f` with the log writer. Callers hold `busy`, so `f` cannot be
+    /// re-entered on this thread (hooks and the signal handler check it).
+    pub fn with_log<R>(&self, f: impl FnOnce(&mut LogWriter) -> R) -> R {
+        debug_assert!(self.is_busy());
+        // SAFETY: thread-local, and `busy` excludes every re-entrant path, so
+        // this is the only reference.
+        f(unsafe { &mut *self.log.get() })
+    }
+
+    pub fn note_read_lock(&self, lock: usize) {
+        let mut locks = self.read_locks.get();
+        if let Some(slot) = locks.iter_mut().find(|l| **l == 0) {
+            *slot = lock;
+        }
+        self.read_locks.set(locks);
+    }
+
+    /// True (and forgotten) if `lock` was held for reading.
+    pub fn take_read_lock(&self, lock: usize) -> bool {
+        let mut locks = self.read_locks.get();
+        let found = locks.iter_mut().find(|l| **l == lock).map(|slot| *slot = 0);
+        self.read_locks.set(locks);
+        found.is_some()
+    }
+}
+
+thread_local! {
+    pub static THREAD: ThreadState = const { ThreadState::new() };
+}
+
+/// One created thread: who it is, and what it will run.
+#[derive(Debug)]
+struct ThreadSlot {
+    pthread: AtomicU64,
+    start: AtomicUsize,
+    arg: AtomicUsize,
+    parent: AtomicU32,
+}
+
+static SLOTS: [ThreadSlot; MAX_THREADS] = [const {
+    ThreadSlot {
+        pthread: AtomicU64::new(0),
+        start: AtomicUsize::new(0),
+        arg: AtomicUsize::new(0),
+        parent: AtomicU32::new(NO_THREAD),
+    }
+}; MAX_THREADS];
+
+static NEXT_ID: AtomicU32 = AtomicU32::new(1);
+
+/// Reserves the next logical id for a thread about to be created.
+pub fn reserve_id(parent: u32, start: usize, arg: usize) -> Option<u32> {
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    let slot = SLOTS.get(id as usize)?;
+    slot.start.store(start, Ordering::Relaxed);
+    slot.arg.store(arg, Ordering::Relaxed);
+    slot.parent.store(parent, Ordering::Relaxed);
+    Some(id)
+}
+
+/// The start routine, its argument and the parent of thread `id`.
+pub fn start_of(id: u32) -> (usize, usize, u32) {
+    let slot = &SLOTS[id as usize];
+    (
+        slot.start.load(Ordering::Relaxed),
+        slot.arg.load(Ordering::Relaxed),
+        slot.parent.load(Ordering::Relaxed),
+    )
+}
+
+pub fn set_pthread(id: u32, pthread: u64) {
+    if let Some(slot) = SLOTS.get(id as usize) {
+        slot.pthread.store(pthread, Ordering::Release);
+    }
+}
+
+/// The logical id of a pthread_t (threads created through the runtime).
+/// pthread_t values are reused after a join, so the newest match wins.
+pub fn id_of_pthread(pthread: u64) -> Option<u32> {
+    let created = NEXT_ID.load(Ordering::Relaxed).min(MAX_THREADS as u32);
+    (0..created).rev().find(|&id| SLOTS[id as usize].pthread.load(Ordering::Acquire) == pthread)
+}
+

@@ -1,0 +1,245 @@
+//! The streaming analysis: feeds the global log, one event at a time, to the
+//! pair finder, then deduplicates and reduces the pairs ending at that event
+//! while everything about them is known. Memory is the finder's per-granule
+//! state, the vector clocks' history and the kept pairs; never the log.
+
+use rr_lite_trace::{ACCESS_HASH_SEED, RecordedEvent, fold_access_hash};
+
+use crate::error::{Result, SplitError};
+use crate::options::{Algorithm, Reduction, SplitOptions};
+use crate::pairs::indexed::{IndexedFinder, NO_THREAD};
+use crate::pairs::worklist::WorklistFinder;
+use crate::pairs::{DependencyPair, EventRef, PairFinder, PairSink};
+use crate::reduce::VectorClocks;
+use crate::stats::{PairCounts, SplitStats};
+
+/// Most granules one entry may touch (128 MiB at the default granule): a
+/// bigger range is almost surely a corrupt size, and would take the
+/// analysis minutes and gigabytes.
+pub const MAX_GRANULES_PER_EVENT: u64 = 1 << 24;
+
+/// What replay checks at a thread's exit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadSummary {
+    /// Events of the thread.
+    pub accesses: u64,
+    /// [`fold_access_hash`] over every event of the thread in program order,
+    /// from [`ACCESS_HASH_SEED`].
+    pub access_hash: u64,
+}
+
+impl Default for ThreadSummary {
+    fn default() -> Self {
+        ThreadSummary {
+            accesses: 0,
+            access_hash: ACCESS_HASH_SEED,
+        }
+    }
+}
+
+/// The result of the analysis of a whole log.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    pub options: SplitOptions,
+    /// Kept pairs, in the global order of their target event (pairs ending
+    /// at one event sorted by source).
+    pub pairs: Vec<DependencyPair>,
+    /// By thread id.
+    pub threads: Vec<ThreadSummary>,
+    /// Everything but the sync-point counts and the timing, which later
+    /// steps fill in.
+    pub stats: SplitStats,
+}
+
+/// Consumes events in the global order.
+#[derive(Debug)]
+pub struct Analyzer {
+    options: SplitOptions,
+    shift: u32,
+    finder: PairFinder,
+    sink: PairSink,
+    candidates: Vec<DependencyPair>,
+    clocks: Option<VectorClocks>,
+    kept: Vec<DependencyPair>,
+    /// Events fed so far, by thread (the next expected index).
+    events_seen: Vec<u64>,
+    hashes: Vec<u64>,
+    entries: u64,
+    found: PairCounts,
+    cross_thread: PairCounts,
+}
+
+impl Analyzer {
+    pub fn new(options: &SplitOptions) -> Result<Analyzer> {
+        let shift = options.granule_shift()?;
+        let finder = match (options.algorithm, options.reduction) {
+            (Algorithm::Worklist, _) => PairFinder::Worklist(WorklistFinder::new()),
+            // Collapsing is exact under the vc reduction only (see indexed.rs).
+            (Algorithm::Indexed, Reduction::Vc) => PairFinder::Indexed(IndexedFinder::collapsing()),
+            (Algorithm::Indexed, _) => PairFinder::Indexed(IndexedFinder::new()),
+        };
+        Ok(Analyzer {
+            options: *options,
+            shift,
+            finder,
+            sink: PairSink::default(),
+            candidates: Vec::new(),
+            clocks: (options.reduction == Reduction::Vc).then(VectorClocks::new),
+            kept: Vec::new(),
+            events_seen: Vec::new(),
+            hashes: Vec::new(),
+            entries: 0,
+            found: PairCounts::default(),
+            cross_thread: PairCounts::default(),
+        })
+    }
+
+    /// Entries fed so far.
+    pub fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    /// Feeds the next event of the global order. Events of one thread must
+    /// come in program order (index 0, 1, 2...).
+    #[inline]
+    pub fn push(&mut self, e: &RecordedEvent) -> Result<()> {
+        let event = EventRef {
+            thread: e.thread,
+            index: e.index,
+        };
+        let t = e.thread as usize;
+        if self.events_seen.len() <= t {
+            if e.thread == NO_THREAD {
+                return Err(SplitError::OutOfOrder { event, expected: 0 });
+            }
+            self.events_seen.resize(t + 1, 0);
+            self.hashes.resize(t + 1, ACCESS_HASH_SEED);
+        }
+        let expected = self.events_seen[t];
+        if e.index != expected {
+            return Err(SplitError::OutOfOrder { event, expected });
+        }
+        let (first, last) = e.granules(self.shift);
+        if last - first >= MAX_GRANULES_PER_EVENT {
+            return Err(SplitError::RangeTooLarge {
+                event,
+                addr: e.addr,
+                bytes: e.size,
+                max_granules: MAX_GRANULES_PER_EVENT,
+            });
+        }
+        let access = e.kind.access();
+        self.sink.clear();
+        for granule in first..=last {
+            self.finder.access(granule, event, access, &mut self.sink);
+        }
+        self.events_seen[t] += 1;
+        self.hashes[t] = fold_access_hash(self.hashes[t], e.kind, e.addr);
+        self.entries += 1;
+        if !self.sink.pairs.is_empty() {
+            self.reduce(event);
+        }
+        Ok(())
+    }
+
+    /// Counts, deduplicates and reduces the pairs ending at `to`.
+    fn reduce(&mut self, to: EventRef) {
+        for p in &self.sink.pairs {
+            self.found.add(p.kind, 1);
+            if !p.is_same_thread() {
+                self.cross_thread.add(p.kind, 1);
+            }
+        }
+        self.found.war += self.sink.collapsed_war;
+        self.cross_thread.war += self.sink.collapsed_war - self.sink.collapsed_war_same_thread;
+
+        // Take the sink's pairs without copying; the sink gets the old
+        // buffer back, cleared on the next event.
+        std::mem::swap(&mut self.candidates, &mut self.sink.pairs);
+        if self.candidates.len() > 1 {
+            // Spanning accesses find one event pair on several granules.
+            self.candidates.sort_unstable();
+            self.candidates.dedup();
+        }
+        match self.options.reduction {
+            Reduction::None => self.kept.extend_from_slice(&self.candidates),
+            Reduction::Thread => self
+                .kept
+                .extend(self.candidates.iter().filter(|p| !p.is_same_thread())),
+            Reduction::Vc => {
+                self.candidates.retain(|p| !p.is_same_thread());
+                if let Some(clocks) = &mut self.clocks {
+                    clocks.reduce(to, &mut self.candidates, &mut self.kept, &self.events_seen);
+                }
+            }
+        }
+    }
+
+    /// Ends the analysis.
+    pub fn finish(self) -> Analysis {
+        let mut kept = PairCounts::default();
+        for p in &self.kept {
+            kept.add(p.kind, 1);
+        }
+        let granules = self.finder.granules();
+        let state_bytes = self.finder.state_bytes();
+        let clock_bytes = self.clocks.as_ref().map_or(0, VectorClocks::state_bytes);
+        let threads: Vec<ThreadSummary> = self
+            .events_seen
+            .iter()
+            .zip(&self.hashes)
+            .map(|(&accesses, &access_hash)| ThreadSummary {
+                accesses,
+                access_hash,
+            })
+            .collect();
+        let stats = SplitStats {
+            algorithm: self.options.algorithm,
+            reduction: self.options.reduction,
+            granule: self.options.granule,
+            threads: threads.len() as u32,
+            entries: self.entries,
+            granules,
+            pairs_found: self.found,
+            pairs_cross_thread: self.cross_thread,
+            pairs_kept: kept,
+            state_bytes,
+            clock_bytes,
+            state_bytes_per_granule: if granules == 0 {
+                0.0
+            } else {
+                state_bytes as f64 / granules as f64
+            },
+            ..SplitStats::default()
+        };
+        Analysis {
+            options: self.options,
+            pairs: self.kept,
+            threads,
+            stats,
+        }
+    }
+}
+
+/// Analyses events given in the global order.
+pub fn analyze_events<'a>(
+    events: impl IntoIterator<Item = &'a RecordedEvent>,
+    options: &SplitOptions,
+) -> Result<Analysis> {
+    let mut analyzer = Analyzer::new(options)?;
+    for e in events {
+        analyzer.push(e)?;
+    }
+    Ok(analyzer.finish())
+}
+
+impl Analysis {
+    /// Threads the analysis saw, at least `at_least` (threads of a trace
+    /// that logged nothing still get a replay log).
+    pub fn ensure_threads(&mut self, at_least: u32) {
+        if self.threads.len() < at_least as usize {
+            self.threads.resize(at_least as usize, ThreadSummary::default());
+            self.stats.threads = at_least;
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! Errors of splitting a trace and of reading replay logs back. Every variant
+//! that concerns a file names it (and the byte offset where it applies), so a
+//! user, or the replayer's report, can tell what is wrong with which file.
+
+use std::path::PathBuf;
+
+use rr_lite_trace::TraceError;
+
+use crate::pairs::EventRef;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SplitError {
+    /// The trace could not be read (missing thread log, truncated or corrupt
+    /// file, newer format version...).
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: not an rr-lite replay log (bad magic number)", path.display())]
+    BadMagic { path: PathBuf },
+    #[error(
+        "{}: written by a newer rr-lite (replay log version {found}, this build reads up to {supported})",
+        path.display()
+    )]
+    NewerVersion {
+        path: PathBuf,
+        found: u16,
+        supported: u16,
+    },
+    #[error("{}: truncated at byte {offset}: incomplete {what}", path.display())]
+    Truncated {
+        path: PathBuf,
+        offset: u64,
+        what: &'static str,
+    },
+    #[error("{}: corrupt at byte {offset}: {what}", path.display())]
+    Corrupt {
+        path: PathBuf,
+        offset: u64,
+        what: String,
+    },
+    #[error("{}: no split output: run `rr-lite split` on this trace first", path.display())]
+    NotSplit { path: PathBuf },
+    #[error("{}: replay log missing (the split lists {threads} threads)", path.display())]
+    MissingReplayLog { path: PathBuf, threads: u32 },
+    #[error("granule must be a power of two between 1 and {max} bytes, not {granule}")]
+    BadGranule { granule: u64, max: u64 },
+    /// The events fed to the analysis are not in an order consistent with
+    /// program order (a bug in the caller, or a trace that changed while it
+    /// was being split).
+    #[error("event {event} arrives out of program order (expected index {expected} of thread {})", event.thread)]
+    OutOfOrder { event: EventRef, expected: u64 },
+    #[error(
+        "event {event} covers {bytes} bytes at {addr:#x}, more than the splitter tracks in one entry ({max_granules} granules)"
+    )]
+    RangeTooLarge {
+        event: EventRef,
+        addr: u64,
+        bytes: u64,
+        max_granules: u64,
+    },
+    /// A thread's log ended before an event the analysis needs (the trace
+    /// changed between the analysis and the writing of the replay logs).
+    #[error("thread {thread}: log ends before event {index}, which the analysis saw")]
+    ThreadLogChanged { thread: u32, index: u64 },
+}
+
+impl SplitError {
+    /// Wraps an I/O error with the file it concerns.
+    pub fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> SplitError {
+        let path = path.into();
+        move |source| SplitError::Io { path, source }
+    }
+}
+
+pub type Result<T, E = SplitError> = std::result::Result<T, E>;

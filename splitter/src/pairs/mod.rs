@@ -1,0 +1,154 @@
+//! Dependency pairs and the two algorithms that find them.
+//!
+//! Both algorithms see the global log one (event, granule) access at a time
+//! and keep, per granule, the open dependency pair: the first accessor(s)
+//! whose successor has not been seen yet. The rules (SPEC section 2):
+//!
+//! | open pair                 | next access | pairs emitted                  | open pair after      |
+//! |---------------------------|-------------|--------------------------------|----------------------|
+//! | none                      | read r      | -                              | read group {r}       |
+//! | none                      | write w     | -                              | write w              |
+//! | read group R              | read r      | - (parallel relation)          | read group R + r     |
+//! | read group R              | write w     | WAR r->w for every r in R      | write w              |
+//! | write v                   | read r      | RAW v->r                       | RAW group v, {r}     |
+//! | write v                   | write w     | WAW v->w                       | write w              |
+//! | RAW group v, R            | read r      | RAW v->r (r only joins)        | RAW group v, R + r   |
+//! | RAW group v, R            | write w     | WAR r->w for every r in R      | write w              |
+//!
+//! A read-modify-write counts as a write. Pairs are emitted while their
+//! *second* event is processed, so every pair ending at an event is known
+//! once that event has been fed; the analysis relies on this to reduce
+//! and deduplicate pairs one event at a time.
+//!
+//! [`worklist`] is the literal work-queue version (the reference), [`indexed`]
+//! the fast one (per-granule state in a hash map). They emit the same pairs.
+
+pub mod indexed;
+pub mod worklist;
+
+use std::fmt;
+
+use rr_lite_trace::Access;
+use serde::Serialize;
+
+/// An event named by its place in its thread's program order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct EventRef {
+    pub thread: u32,
+    pub index: u64,
+}
+
+impl fmt::Display for EventRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.thread, self.index)
+    }
+}
+
+/// Which order a dependency pair preserves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum DependencyKind {
+    /// Write after read: the read(s) must happen before the write.
+    #[serde(rename = "WAR")]
+    War,
+    /// Read after write: the write must happen before the read(s).
+    #[serde(rename = "RAW")]
+    Raw,
+    /// Write after write.
+    #[serde(rename = "WAW")]
+    Waw,
+}
+
+impl DependencyKind {
+    pub const ALL: [DependencyKind; 3] = [DependencyKind::War, DependencyKind::Raw, DependencyKind::Waw];
+
+    /// "WAR", "RAW" or "WAW".
+    pub fn name(self) -> &'static str {
+        match self {
+            DependencyKind::War => "WAR",
+            DependencyKind::Raw => "RAW",
+            DependencyKind::Waw => "WAW",
+        }
+    }
+}
+
+impl fmt::Display for DependencyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `to` must not start before `from` has completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct DependencyPair {
+    pub from: EventRef,
+    pub to: EventRef,
+    pub kind: DependencyKind,
+}
+
+impl DependencyPair {
+    pub fn is_same_thread(&self) -> bool {
+        self.from.thread == self.to.thread
+    }
+}
+
+/// Where the finders put what they find for the event being processed.
+#[derive(Debug, Default)]
+pub struct PairSink {
+    /// Pairs ending at the current event, one per granule they were found
+    /// on (so possibly repeated when the event spans granules).
+    pub pairs: Vec<DependencyPair>,
+    /// WAR pairs found but not materialised because an open read group
+    /// collapsed several reads of one thread into its latest (see
+    /// [`indexed::IndexedFinder::collapsing`]): all of them.
+    pub collapsed_war: u64,
+    /// ... and those of them within one thread.
+    pub collapsed_war_same_thread: u64,
+}
+
+impl PairSink {
+    pub fn clear(&mut self) {
+        self.pairs.clear();
+        self.collapsed_war = 0;
+        self.collapsed_war_same_thread = 0;
+    }
+
+    #[inline]
+    pub(crate) fn pair(&mut self, from: EventRef, to: EventRef, kind: DependencyKind) {
+        self.pairs.push(DependencyPair { from, to, kind });
+    }
+}
+
+/// The dependency-pair finder selected by `--algorithm`.
+#[derive(Debug)]
+pub enum PairFinder {
+    Worklist(worklist::WorklistFinder),
+    Indexed(indexed::IndexedFinder),
+}
+
+impl PairFinder {
+    /// Feeds one access of `event` to `granule`.
+    #[inline]
+    pub fn access(&mut self, granule: u64, event: EventRef, access: Access, sink: &mut PairSink) {
+        let writes = access.writes();
+        match self {
+            PairFinder::Worklist(f) => f.access(granule, event, writes, sink),
+            PairFinder::Indexed(f) => f.access(granule, event, writes, sink),
+        }
+    }
+
+    /// Distinct granules seen so far.
+    pub fn granules(&self) -> u64 {
+        match self {
+            PairFinder::Worklist(f) => f.granules(),
+            PairFinder::Indexed(f) => f.granules(),
+        }
+    }
+
+    /// Estimated bytes of per-granule state held now.
+    pub fn state_bytes(&self) -> u64 {
+        match self {
+            PairFinder::Worklist(f) => f.state_bytes(),
+            PairFinder::Indexed(f) => f.state_bytes(),
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! The vector-clock reduction (`--reduce vc`): drops every cross-thread pair
+//! that program order plus the pairs already kept imply.
+//!
+//! # Algorithm
+//!
+//! Pairs arrive grouped by their target event `b`, in the global order (a
+//! pair is found while its second event is processed). Each thread `t` has a
+//! clock `C[t]`: `C[t][u]` is the number of `u`'s events that `t` is known to
+//! come after, through program order and the pairs kept so far. `t`'s own
+//! component is not stored: at its event `i` it is `i + 1`.
+//!
+//! The clock an event `a` (of thread `ta`, index `i`) publishes is
+//! `V(a) = C[ta]` as it was right after `a`, with `V(a)[ta] = i + 1`. A
+//! thread's clock only changes at events that keep a pair, so each thread
+//! stores a snapshot at those events only, and `V(a)` is the last snapshot
+//! of `ta` at or before `i` (binary search) with the own component set.
+//!
+//! For the candidates `a -> b` (cross-thread, deduplicated) of event `b` of
+//! thread `tb`:
+//! 1. drop `a -> b` if `C[tb][ta] > a.index`: `b` already comes after `a`;
+//! 2. of the candidates from one thread keep only the latest source: the
+//!    earlier ones precede it in program order;
+//! 3. drop a remaining candidate `a -> b` if another one `a' -> b` has
+//!    `V(a')[ta] > a.index`: `a` precedes `a'`, which `b` will wait for;
+//! 4. keep the rest, join each `V(a)` into `C[tb]`, and snapshot `C[tb]` at
+//!    `b` if anything was kept.
+//!
+//! The result does not depend on whether the candidates include sources that
+//! step 2 would drop, which is what lets the indexed finder collapse read
+//! groups under this reduction.
+//!
+//! # Invariants
+//!
+//! Checked with `debug_assert!` (so in every test run), in the spirit of
+//! miri's vector clocks:
+//! - **own component**: the snapshot of thread `t` at index `i` has
+//!   `[t] == i + 1`;
+//! - **monotonicity**: a thread's snapshots grow strictly in index and never
+//!   decrease componentwise;
+//! - **causality**: no component exceeds the number of events its thread has
+//!   had so far (no thread knows of an event that has not happened);
+//! - **kept means needed**: a pair `a -> b` is kept only if `C[tb][ta] <=
+//!   a.index` just before;
+//! - **soundness**: after `b`, `C[tb][ta] > a.index` for every candidate
+//!   `a -> b`, kept or dropped, so every dropped pair is implied.
+
+use std::mem::size_of;
+
+use crate::pairs::{DependencyPair, EventRef};
+
+#[derive(Debug, Default, Clone)]
+struct ThreadClock {
+    /// `C[t]`, indexed by thread; missing components are 0, the own
+    /// component is not maintained.
+    current: Vec<u64>,
+    /// Events of this thread that changed its clock, increasing.
+    snapshot_index: Vec<u64>,
+    /// Where each snapshot starts in `snapshot_data`; it ends where the
+    /// next one starts.
+    snapshot_start: Vec<usize>,
+    snapshot_data: Vec<u64>,
+}
+
+impl ThreadClock {
+    fn snapshot(&self, n: usize) -> &[u64] {
+        let start = self.snapshot_start[n];
+        let end = self
+            .snapshot_start
+            .get(n + 1)
+            .copied()
+            .unwrap_or(self.snapshot_data.len());
+        &self.snapshot_data[start..end]
+    }
+
+    /// The snapshot in force at `index`, if any.
+    fn snapshot_at(&self, index: u64) -> Option<&[u64]> {
+        let n = self.snapshot_index.partition_point(|&i| i <= index);
+        (n > 0).then(|| self.snapshot(n - 1))
+    }
+}
+
+/// Vector clocks of every thread, with their history.
+#[derive(Debug, Default)]
+pub struct VectorClocks {
+    threads: Vec<ThreadClock>,
+    /// Scratch: which maxima are dominated.
+    dominated: Vec<bool>,
+}
+
+impl VectorClocks {
+    pub fn new() -> VectorClocks {
+        VectorClocks::default()
+    }
+
+    fn ensure_thread(&mut self, t: u32) {
+        let t = t as usize;
+        if self.threads.len() <= t {
+            self.threads.resize_with(t + 1, ThreadClock::default);
+        }
+    }
+
+    /// `V(of)[component]`: how many events of `component` precede event
+    /// `of` (included, for its own thread).
+    pub fn component(&self, of: EventRef, component: u32) -> u64 {
+        if component == of.thread {
+            return of.index + 1;
+        }
+        self.threads
+            .get(of.thread as usize)
+            .and_then(|t| t.snapshot_at(of.index))
+            .and_then(|s| s.get(component as usize).copied())
+            .unwrap_or(0)
+    }
+
+    /// True when thread `thread`, before its event `index`'s pairs are
+    /// processed, is known to come after event `a`.
+    fn knows(&self, thread: u32, a: EventRef) -> bool {
+        self.threads
+            .get(thread as usize)
+            .and_then(|t| t.current.get(a.thread as usize))
+            .is_some_and(|&c| c > a.index)
+    }
+
+    /// Reduces the cross-thread, deduplicated `candidates` ending at event
+    /// `to`, appending the pairs to keep to `kept`. `events_seen[u]` is the
+    /// number of events of thread `u` fed so far (`to` included).
+    pub fn reduce(
+        &mut self,
+        to: EventRef,
+        candidates: &mut Vec<DependencyPair>,
+        kept: &mut Vec<DependencyPair>,
+        events_seen: &[u64],
+    ) {
+        if candidates.is_empty() {
+            return;
+        }
+        debug_assert!(
+            candidates.iter().all(|p| p.to == to && p.from.thread != to.thread),
+            "candidates must be cross-thread pairs ending at {to}"
+        );
+        self.ensure_thread(to.thread);
+        if let [p] = candidates.as_slice() {
+            // The common case: one candidate, steps 2 and 3 are moot.
+            if !self.knows(to.thread, p.from) {
+                self.join_from(to.thread, p.from);
+                debug_assert!(self.knows(to.thread, p.from), "join did not order {p:?}");
+                kept.push(*p);
+                self.snapshot(to, events_seen);
+            }
+            return;
+        }
+        let all_candidates = cfg!(debug_assertions).then(|| candidates.clone());
+
+        // 1. Already implied.
+        candidates.retain(|p| !self.knows(to.thread, p.from));
+        // 2. Latest source per thread.
+        candidates.sort_unstable_by(|x, y| {
+            x.from
+                .thread
+                .cmp(&y.from.thread)
+                .then(y.from.index.cmp(&x.from.index))
+        });
+        candidates.dedup_by_key(|p| p.from.thread);
+        // 3. Sources that precede another source.
+        self.dominated.clear();
+        for (i, p) in candidates.iter().enumerate() {
+            let is_dominated = candidates.iter().enumerate().any(|(j, q)| {
+                j != i && self.component(q.from, p.from.thread) > p.from.index
+            });
+            self.dominated.push(is_dominated);
+        }
+        // 4. Keep and join.
+        let mut changed = false;
+        for (i, p) in candidates.iter().enumerate() {
+            if self.dominated[i] {
+                continue;
+            }
+            debug_assert!(!self.knows(to.thread, p.from), "kept pair {p:?} is implied");
+            self.join_from(to.thread, p.from);
+            debug_assert!(self.knows(to.thread, p.from), "join did not order {p:?}");
+            kept.push(*p);
+            changed = true;
+        }
+        if changed {
+            self.snapshot(to, events_seen);
+        }
+        if let Some(all) = all_candidates {
+            for p in &all {
+                debug_assert!(
+                    self.knows(to.thread, p.from),
+                    "dropped pair {p:?} is not implied by program order and kept pairs"
+                );
+            }
+        }
+    }
+
+    /// `C[thread] := max(C[thread], V(from))`.
+    fn join_from(&mut self, thread: u32, from: EventRef) {
+        self.ensure_thread(from.thread);
+        let Ok([source, target]) = self
+            .threads
+            .get_disjoint_mut([from.thread as usize, thread as usize])
+        else {
+            unreachable!("pairs reduced here are cross-thread");
+        };
+        let own = from.thread as usize;
+        let snapshot = source.snapshot_at(from.index).unwrap_or(&[]);
+        let len = snapshot.len().max(own + 1);
+        if target.current.len() < len {
+            target.current.resize(len, 0);
+        }
+        for (c, &v) in target.current.iter_mut().zip(snapshot) {
+            *c = (*c).max(v);
+        }
+        target.current[own] = target.current[own].max(from.index + 1);
+    }
+
+    fn snapshot(&mut self, at: EventRef, events_seen: &[u64]) {
+        let t = &mut self.threads[at.thread as usize];
+        let own = at.thread as usize;
+        if t.current.len() <= own {
+            t.current.resize(own + 1, 0);
+        }
+        t.current[own] = at.index + 1;
+        debug_assert!(
+            t.current
+                .iter()
+                .enumerate()
+                .all(|(u, &c)| c <= events_seen.get(u).copied().unwrap_or(0)),
+            "causality: clock {:?} of thread {} knows events not yet seen {events_seen:?}",
+            t.current,
+            at.thread
+        );
+        if let Some(&last) = t.snapshot_index.last() {
+            debug_assert!(last < at.index, "snapshots must grow in index");
+            let n = t.snapshot_index.len() - 1;
+            debug_assert!(
+                t.snapshot(n)
+                    .iter()
+                    .enumerate()
+                    .all(|(u, &c)| c <= t.current.get(u).copied().unwrap_or(0)),
+                "monotonicity: clock of thread {} decreased",
+                at.thread
+            );
+        }
+        t.snapshot_index.push(at.index);
+        t.snapshot_start.push(t.snapshot_data.len());
+        let current = &t.current;
+        t.snapshot_data.extend_from_slice(current);
+        debug_assert_eq!(
+            self.component(at, at.thread),
+            at.index + 1,
+            "own component of a snapshot"
+        );
+    }
+
+    /// Bytes held by the clocks and their history.
+    pub fn state_bytes(&self) -> u64 {
+        self.threads
+            .iter()
+            .map(|t| {
+                (t.current.capacity() + t.snapshot_index.capacity() + t.snapshot_data.capacity())
+                    * size_of::<u64>()
+                    + t.snapshot_start.capacity() * size_of::<usize>()
+            })
+            .sum::<usize>() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pairs::DependencyKind;
+
+    fn ev(thread: u32, index: u64) -> EventRef {
+        EventRef { thread, index }
+    }
+
+    fn pair(from: EventRef, to: EventRef) -> DependencyPair {
+        DependencyPair {
+            from,
+            to,
+            kind: DependencyKind::Raw,
+        }
+    }
+
+    #[test]
+    fn transitive_pair_is_dropped() {
+        // 0:0 -> 1:0 -> 2:0, then 0:0 -> 2:1 is implied.
+        let mut vc = VectorClocks::new();
+        let mut kept = Vec::new();
+        vc.reduce(ev(1, 0), &mut vec![pair(ev(0, 0), ev(1, 0))], &mut kept, &[1, 1]);
+        vc.reduce(ev(2, 0), &mut vec![pair(ev(1, 0), ev(2, 0))], &mut kept, &[1, 1, 1]);
+        vc.reduce(ev(2, 1), &mut vec![pair(ev(0, 0), ev(2, 1))], &mut kept, &[1, 1, 2]);
+        assert_eq!(kept.len(), 2);
+    }
+
+    #[test]
+    fn dominated_candidate_is_dropped() {
+        // 0:0 -> 1:0 kept; then both 0:0 and 1:0 precede 2:0: only 1:0 is needed.
+        let mut vc = VectorClocks::new();
+        let mut kept = Vec::new();
+        vc.reduce(ev(1, 0), &mut vec![pair(ev(0, 0), ev(1, 0))], &mut kept, &[1, 1]);
+        let mut c = vec![pair(ev(0, 0), ev(2, 0)), pair(ev(1, 0), ev(2, 0))];
+        vc.reduce(ev(2, 0), &mut c, &mut kept, &[1, 1, 1]);
+        assert_eq!(kept, vec![pair(ev(0, 0), ev(1, 0)), pair(ev(1, 0), ev(2, 0))]);
+    }
+
+    #[test]
+    fn later_events_of_a_source_thread_are_not_known() {
+        // 1:0 -> 0:5 kept; 0:5 knows 1:0 but not 1:1.
+        let mut vc = VectorClocks::new();
+        let mut kept = Vec::new();
+        vc.reduce(ev(0, 5), &mut vec![pair(ev(1, 0), ev(0, 5))], &mut kept, &[6, 2]);
+        assert_eq!(vc.component(ev(0, 5), 1), 1);
+        assert_eq!(vc.component(ev(0, 4), 1), 0);
+        assert_eq!(vc.component(ev(0, 9), 1), 1);
+        vc.reduce(ev(0, 6), &mut vec![pair(ev(1, 1), ev(0, 6))], &mut kept, &[7, 2]);
+        assert_eq!(kept.len(), 2);
+    }
+}

@@ -1,0 +1,86 @@
+//! What a split found and what it cost, for `rr-lite split --json` and the
+//! human summary.
+
+use serde::Serialize;
+
+use crate::options::{Algorithm, Reduction};
+use crate::pairs::DependencyKind;
+
+/// Pair counts by kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PairCounts {
+    #[serde(rename = "WAR")]
+    pub war: u64,
+    #[serde(rename = "RAW")]
+    pub raw: u64,
+    #[serde(rename = "WAW")]
+    pub waw: u64,
+}
+
+impl PairCounts {
+    #[inline]
+    pub fn add(&mut self, kind: DependencyKind, n: u64) {
+        match kind {
+            DependencyKind::War => self.war += n,
+            DependencyKind::Raw => self.raw += n,
+            DependencyKind::Waw => self.waw += n,
+        }
+    }
+
+    pub fn get(&self, kind: DependencyKind) -> u64 {
+        match kind {
+            DependencyKind::War => self.war,
+            DependencyKind::Raw => self.raw,
+            DependencyKind::Waw => self.waw,
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.war + self.raw + self.waw
+    }
+}
+
+/// Statistics of one split.
+///
+/// `pairs_found` and `pairs_cross_thread` count dependency pairs the way the
+/// method defines them, per granule: an event pair seen on two granules
+/// (an unaligned or range access) counts twice. They are the same whatever
+/// the algorithm and reduction. `pairs_kept` counts distinct event pairs,
+/// the edges of the topology graph, after the selected reduction.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SplitStats {
+    pub algorithm: Algorithm,
+    pub reduction: Reduction,
+    /// Granule size in bytes.
+    pub granule: u64,
+    pub threads: u32,
+    /// Log entries analysed.
+    pub entries: u64,
+    /// Distinct granules touched.
+    pub granules: u64,
+    /// Before any reduction (`--reduce none` keeps these, deduplicated).
+    pub pairs_found: PairCounts,
+    /// After dropping pairs within one thread (`--reduce thread` keeps
+    /// these, deduplicated).
+    pub pairs_cross_thread: PairCounts,
+    /// Distinct event pairs kept by the selected reduction.
+    pub pairs_kept: PairCounts,
+    /// Sync points in each thread's replay log, by thread id.
+    pub sync_points_per_thread: Vec<u64>,
+    /// Waits over all sync points (one per kept pair).
+    pub waits: u64,
+    /// Sync points that signal one waiter / broadcast to several.
+    pub signals: u64,
+    pub broadcasts: u64,
+    /// Estimated bytes of per-granule state at the end (hash table
+    /// included), and that divided by `granules` (SPEC: <= 200).
+    pub state_bytes: u64,
+    pub state_bytes_per_granule: f64,
+    /// Estimated bytes of the vector clocks and their history: one
+    /// snapshot per event that keeps a pair, so it grows with the kept
+    /// pairs times the threads, like the output itself.
+    pub clock_bytes: u64,
+    /// Wall time of the whole split (reading, analysis, writing).
+    pub seconds: f64,
+    pub entries_per_second: f64,
+}

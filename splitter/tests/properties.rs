@@ -1,0 +1,153 @@
+//! Property tests of the analysis on random logs: the two algorithms agree,
+//! and every reduction keeps every conflict ordered (brute-force oracle).
+
+mod common;
+
+use std::collections::{BTreeSet, VecDeque};
+
+use proptest::prelude::*;
+use rr_lite_splitter::{
+    Algorithm, Analysis, DependencyPair, EventRef, Reduction, SplitOptions, analyze_events,
+    thread_logs_from_events,
+};
+use rr_lite_trace::RecordedEvent;
+
+fn run(events: &[RecordedEvent], algorithm: Algorithm, reduction: Reduction, granule: u64) -> Analysis {
+    let options = SplitOptions {
+        algorithm,
+        reduction,
+        granule,
+    };
+    analyze_events(events, &options).unwrap()
+}
+
+fn pair_set(a: &Analysis) -> BTreeSet<DependencyPair> {
+    a.pairs.iter().copied().collect()
+}
+
+/// Is `b` reachable from `a` through program order and `pairs`? Plain BFS.
+fn reachable(events: &[RecordedEvent], pairs: &[DependencyPair], a: EventRef, b: EventRef) -> bool {
+    let count = |t: u32| events.iter().filter(|e| e.thread == t).count() as u64;
+    let mut seen = BTreeSet::new();
+    let mut queue = VecDeque::from([a]);
+    while let Some(x) = queue.pop_front() {
+        if x == b || (x.thread == b.thread && x.index <= b.index) {
+            return true;
+        }
+        if !seen.insert(x) {
+            continue;
+        }
+        if x.index + 1 < count(x.thread) {
+            queue.push_back(EventRef {
+                thread: x.thread,
+                index: x.index + 1,
+            });
+        }
+        for p in pairs.iter().filter(|p| p.from == x) {
+            queue.push_back(p.to);
+        }
+    }
+    false
+}
+
+fn granules(e: &RecordedEvent, shift: u32) -> std::ops::RangeInclusive<u64> {
+    let (first, last) = e.granules(shift);
+    first..=last
+}
+
+/// Every conflicting pair a-before-b (same granule, different threads, at
+/// least one write) must have b reachable from a.
+fn check_oracle(events: &[RecordedEvent], analysis: &Analysis, granule: u64) -> Result<(), TestCaseError> {
+    let shift = granule.trailing_zeros();
+    for (i, a) in events.iter().enumerate() {
+        for b in &events[i + 1..] {
+            if a.thread == b.thread || !a.kind.access().conflicts_with(b.kind.access()) {
+                continue;
+            }
+            let (ga, gb) = (granules(a, shift), granules(b, shift));
+            if ga.end() < gb.start() || gb.end() < ga.start() {
+                continue;
+            }
+            let (ra, rb) = (
+                EventRef { thread: a.thread, index: a.index },
+                EventRef { thread: b.thread, index: b.index },
+            );
+            prop_assert!(
+                reachable(events, &analysis.pairs, ra, rb),
+                "{:?}: conflict {ra} ({:?}) -> {rb} ({:?}) not ordered by kept pairs {:?}",
+                analysis.options.reduction,
+                a.kind,
+                b.kind,
+                analysis.pairs
+            );
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Both algorithms find exactly the same pairs, at every reduction
+    /// level, with the same statistics.
+    #[test]
+    fn worklist_and_indexed_agree(
+        events in common::random_log(8, 300),
+        granule in prop_oneof![Just(8u64), Just(4), Just(16)],
+    ) {
+        for reduction in [Reduction::None, Reduction::Thread, Reduction::Vc] {
+            let w = run(&events, Algorithm::Worklist, reduction, granule);
+            let i = run(&events, Algorithm::Indexed, reduction, granule);
+            prop_assert_eq!(pair_set(&w), pair_set(&i), "{:?}", reduction);
+            prop_assert_eq!(&w.pairs, &i.pairs, "{:?}: same pairs, same order", reduction);
+            prop_assert_eq!(w.stats.pairs_found, i.stats.pairs_found);
+            prop_assert_eq!(w.stats.pairs_cross_thread, i.stats.pairs_cross_thread);
+            prop_assert_eq!(w.stats.pairs_kept, i.stats.pairs_kept);
+            prop_assert_eq!(w.stats.granules, i.stats.granules);
+            prop_assert_eq!(&w.threads, &i.threads);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// Every conflict stays ordered at every reduction level, `vc` keeps a
+    /// subset of `thread`, which keeps the cross-thread part of `none`.
+    #[test]
+    fn reductions_keep_every_conflict_ordered(
+        events in common::random_log(6, 90),
+        granule in prop_oneof![Just(8u64), Just(16)],
+    ) {
+        let none = run(&events, Algorithm::Indexed, Reduction::None, granule);
+        let thread = run(&events, Algorithm::Indexed, Reduction::Thread, granule);
+        let vc = run(&events, Algorithm::Indexed, Reduction::Vc, granule);
+        for analysis in [&none, &thread, &vc] {
+            check_oracle(&events, analysis, granule)?;
+        }
+        let cross: BTreeSet<_> = pair_set(&none).into_iter().filter(|p| !p.is_same_thread()).collect();
+        prop_assert_eq!(&pair_set(&thread), &cross);
+        prop_assert!(pair_set(&vc).is_subset(&pair_set(&thread)));
+        prop_assert!(vc.pairs.len() <= thread.pairs.len());
+        prop_assert!(vc.pairs.iter().all(|p| !p.is_same_thread()));
+    }
+
+    /// Sync points: one wait per kept pair, one notification per source, and
+    /// each point carries its event.
+    #[test]
+    fn sync_points_match_pairs(events in common::random_log(5, 120)) {
+        let mut a = run(&events, Algorithm::Indexed, Reduction::Vc, 8);
+        let logs = thread_logs_from_events(&mut a, &events).unwrap();
+        let waits: usize = logs.iter().flat_map(|l| &l.sync_points).map(|p| p.waits.len()).sum();
+        prop_assert_eq!(waits, a.pairs.len());
+        for log in &logs {
+            prop_assert!(log.sync_points.windows(2).all(|w| w[0].index < w[1].index));
+            for p in &log.sync_points {
+                let e = events.iter().find(|e| e.thread == log.thread && e.index == p.index).unwrap();
+                prop_assert_eq!((p.kind, p.addr, p.site), (e.kind, e.addr, e.site));
+                let is_source = a.pairs.iter().any(|q| q.from == EventRef { thread: log.thread, index: p.index });
+                prop_assert_eq!(is_source, p.notify != rr_lite_splitter::Notify::None);
+            }
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! Helpers shared by the commands that read traces: opening one with a
+//! useful error, describing events, writing to a pipe that may close.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use rr_lite_symbols::{ModuleMap, Symbolizer};
+use rr_lite_trace::{ProgramEnding, TraceDir, pseudo, resolve_trace};
+
+/// Opens the trace named on the command line, or the latest one.
+pub fn open_trace(arg: Option<&Path>) -> anyhow::Result<TraceDir> {
+    let path: PathBuf = resolve_trace(arg)?;
+    let trace = TraceDir::open(&path)?;
+    if !trace.is_complete() {
+        eprintln!(
+            "rr-lite: warning: {}: the recording did not finish cleanly (rr-lite record was killed?); showing what was written",
+            path.display()
+        );
+    }
+    Ok(trace)
+}
+
+/// A symboliser for the trace's call sites.
+pub fn symbolizer(trace: &TraceDir) -> anyhow::Result<Symbolizer> {
+    let map = ModuleMap::read(&trace.maps_path())?;
+    Ok(Symbolizer::new(map))
+}
+
+pub fn describe_ending(ending: ProgramEnding) -> String {
+    match ending {
+        ProgramEnding::Exited { code } => format!("exited with status {code}"),
+        ProgramEnding::Signaled { signal } => {
+            let name = nix::sys::signal::Signal::try_from(signal)
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_else(|_| format!("signal {signal}"));
+            format!("killed by {name}")
+        }
+    }
+}
+
+/// An address for people: pseudo-addresses by name, others in hex.
+pub fn describe_addr(addr: u64) -> String {
+    pseudo::describe(addr).unwrap_or_else(|| format!("{addr:#x}"))
+}
+
+/// Writes a line; a closed pipe (`| head`) ends the output quietly.
+pub fn write_line(out: &mut impl Write, line: &str) -> anyhow::Result<bool> {
+    match writeln!(out, "{line}") {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(e).context("writing to standard output"),
+    }
+}

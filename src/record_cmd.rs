@@ -1,0 +1,55 @@
+//! `rr-lite record` and the compiler wrappers.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use rr_lite_recorder::toolchain::{self, Language};
+use rr_lite_recorder::{RecordOptions, record};
+
+#[derive(clap::Args, Debug)]
+pub struct RecordArgs {
+    /// Trace directory to create (must not exist or be empty). Default: a new
+    /// `<program>-<n>` under $RR_LITE_TRACE_DIR or ~/.local/share/rr-lite.
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    output: Option<PathBuf>,
+    /// Print nothing but the program's own output.
+    #[arg(short, long)]
+    quiet: bool,
+    /// The program (built with `rr-lite cc`) and its arguments.
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "PROGRAM [ARGS]...")]
+    command: Vec<OsString>,
+}
+
+pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
+    let (program, rest) = args.command.split_first().context("no program given")?;
+    let options = RecordOptions {
+        output: args.output,
+        program: program.clone(),
+        args: rest.to_vec(),
+    };
+    let recording = record(&options)?;
+    let h = &recording.header;
+    if !args.quiet {
+        let events: u64 = h.entries.iter().sum();
+        eprintln!(
+            "rr-lite: recorded {events} events from {} threads in {:.3}s into {} ({})",
+            h.threads,
+            h.wall_time_ns as f64 / 1e9,
+            recording.dir.display(),
+            crate::output::describe_ending(h.ending),
+        );
+        for problem in &h.problems {
+            eprintln!("rr-lite: warning: {problem}");
+        }
+    }
+    Ok(h.ending.shell_status())
+}
+
+/// `rr-lite cc|c++ ARGS...`: replaces this process with the real compiler.
+pub fn compiler(lang: Language, args: &[OsString]) -> anyhow::Result<i32> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = toolchain::compiler_command(lang, args)?;
+    let err = cmd.exec();
+    Err(err).with_context(|| format!("cannot run {}", toolchain::real_compiler(lang)))
+}
