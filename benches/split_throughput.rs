@@ -121,7 +121,9 @@ fn options(algorithm: Algorithm) -> SplitOptions {
 
 fn indexed_1m(c: &mut Criterion) {
     let mut group = c.benchmark_group("split_throughput/indexed_1M");
-    group.sample_size(20).measurement_time(Duration::from_secs(5));
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(5));
     for threads in [2u32, 4, 16] {
         for sharing in [Sharing::Low, Sharing::High] {
             let log = synthetic_log(1_000_000, threads, sharing);
@@ -129,7 +131,9 @@ fn indexed_1m(c: &mut Criterion) {
             group.bench_with_input(
                 BenchmarkId::new(sharing.name(), format!("{threads}t")),
                 &log,
-                |b, log| b.iter(|| analyze_events(black_box(log), &options(Algorithm::Indexed)).unwrap()),
+                |b, log| {
+                    b.iter(|| analyze_events(black_box(log), &options(Algorithm::Indexed)).unwrap())
+                },
             );
         }
     }
@@ -138,7 +142,9 @@ fn indexed_1m(c: &mut Criterion) {
 
 fn indexed_10m(c: &mut Criterion) {
     let mut group = c.benchmark_group("split_throughput/indexed_10M");
-    group.sample_size(10).measurement_time(Duration::from_secs(10));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10));
     for sharing in [Sharing::Low, Sharing::High] {
         let log = synthetic_log(10_000_000, 8, sharing);
         group.throughput(Throughput::Elements(log.len() as u64));
@@ -151,7 +157,9 @@ fn indexed_10m(c: &mut Criterion) {
 
 fn worklist_vs_indexed(c: &mut Criterion) {
     let mut group = c.benchmark_group("split_throughput/worklist_vs_indexed_1M");
-    group.sample_size(10).measurement_time(Duration::from_secs(10));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10));
     for sharing in [Sharing::Low, Sharing::High] {
         let log = synthetic_log(1_000_000, 4, sharing);
         group.throughput(Throughput::Elements(log.len() as u64));

@@ -12,9 +12,19 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
-    let manifest = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let workspace = manifest.parent().expect("recorder/ is inside the workspace").to_path_buf();
-    for dir in ["runtime/src", "runtime/Cargo.toml", "trace/src", "trace/Cargo.toml", "Cargo.lock"] {
+    let manifest =
+        PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let workspace = manifest
+        .parent()
+        .expect("recorder/ is inside the workspace")
+        .to_path_buf();
+    for dir in [
+        "runtime/src",
+        "runtime/Cargo.toml",
+        "trace/src",
+        "trace/Cargo.toml",
+        "Cargo.lock",
+    ] {
         println!("cargo:rerun-if-changed={}", workspace.join(dir).display());
     }
     println!("cargo:rerun-if-env-changed=RR_LITE_PREBUILT_RUNTIME");
@@ -27,7 +37,10 @@ fn main() {
     hasher.write(&bytes);
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     std::fs::write(out.join("librr_lite_rt.so"), &bytes).expect("writing OUT_DIR/librr_lite_rt.so");
-    println!("cargo:rustc-env=RR_LITE_RUNTIME_HASH={:016x}", hasher.finish());
+    println!(
+        "cargo:rustc-env=RR_LITE_RUNTIME_HASH={:016x}",
+        hasher.finish()
+    );
 }
 
 fn build_runtime(workspace: &std::path::Path) -> PathBuf {
@@ -38,12 +51,27 @@ fn build_runtime(workspace: &std::path::Path) -> PathBuf {
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(workspace)
-        .args(["build", "--release", "-p", "rr-lite-runtime", "--config", "profile.release.panic=\"abort\""])
+        .args([
+            "build",
+            "--release",
+            "-p",
+            "rr-lite-runtime",
+            "--config",
+            "profile.release.panic=\"abort\"",
+        ])
         .arg("--target-dir")
         .arg(&target_dir);
     // The outer build's wrappers and flags (clippy, coverage, cross) are not
     // for the runtime.
-    for var in ["RUSTC_WORKSPACE_WRAPPER", "RUSTC_WRAPPER", "RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_TARGET_DIR", "CARGO_BUILD_TARGET", "CARGO_PRIMARY_PACKAGE"] {
+    for var in [
+        "RUSTC_WORKSPACE_WRAPPER",
+        "RUSTC_WRAPPER",
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "CARGO_PRIMARY_PACKAGE",
+    ] {
         cmd.env_remove(var);
     }
     let status = cmd.status().expect("running cargo to build the runtime");

@@ -38,10 +38,25 @@ pub fn run(args: DemoArgs) -> anyhow::Result<i32> {
     };
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let source = dir.join("racy_bank.c");
-    std::fs::write(&source, DEMO_SOURCE).with_context(|| format!("writing {}", source.display()))?;
-    println!("rr-lite demo in {} (a bank with racy counters; output depends on the interleaving)", dir.display());
+    std::fs::write(&source, DEMO_SOURCE)
+        .with_context(|| format!("writing {}", source.display()))?;
+    println!(
+        "rr-lite demo in {} (a bank with racy counters; output depends on the interleaving)",
+        dir.display()
+    );
 
-    let status = step(&["cc", "-O2", "-g", "-pthread", "racy_bank.c", "-o", "racy_bank"], &dir)?;
+    let status = step(
+        &[
+            "cc",
+            "-O2",
+            "-g",
+            "-pthread",
+            "racy_bank.c",
+            "-o",
+            "racy_bank",
+        ],
+        &dir,
+    )?;
     ensure!(status == 0, "building the demo failed (status {status})");
     let trace = dir.join("trace");
     let _ = std::fs::remove_dir_all(&trace);
@@ -49,16 +64,25 @@ pub fn run(args: DemoArgs) -> anyhow::Result<i32> {
     let status = step(&["record", "-o", &trace_arg, "./racy_bank"], &dir)?;
     ensure!(status == 0, "recording the demo failed (status {status})");
     step(&["info", &trace_arg], &dir)?;
-    println!("\n$ rr-lite dump {trace_arg} | grep -v ' read ' | head -25   (synchronisation and writes)");
+    println!(
+        "\n$ rr-lite dump {trace_arg} | grep -v ' read ' | head -25   (synchronisation and writes)"
+    );
     let dump = Command::new(rr_lite()?)
         .args(["dump", &trace_arg])
         .output()
         .context("running rr-lite dump")?;
-    ensure!(dump.status.success(), "rr-lite dump failed: {}", String::from_utf8_lossy(&dump.stderr));
+    ensure!(
+        dump.status.success(),
+        "rr-lite dump failed: {}",
+        String::from_utf8_lossy(&dump.stderr)
+    );
     let text = String::from_utf8_lossy(&dump.stdout);
     for line in text.lines().filter(|l| !l.contains(" read ")).take(25) {
         println!("{line}");
     }
-    println!("\nRe-run `./racy_bank` in {} a few times: the counts change from run to run.", dir.display());
+    println!(
+        "\nRe-run `./racy_bank` in {} a few times: the counts change from run to run.",
+        dir.display()
+    );
     Ok(0)
 }

@@ -36,7 +36,12 @@ fn access_name(a: Access) -> &'static str {
 pub fn run(args: DumpArgs) -> anyhow::Result<i32> {
     let trace = open_trace(args.trace.as_deref())?;
     if let Some(t) = args.thread {
-        anyhow::ensure!(t < trace.threads(), "{}: no thread {t} (the trace has {} threads)", trace.path().display(), trace.threads());
+        anyhow::ensure!(
+            t < trace.threads(),
+            "{}: no thread {t} (the trace has {} threads)",
+            trace.path().display(),
+            trace.threads()
+        );
     }
     let mut symbols = symbolizer(&trace)?;
     let stdout = std::io::stdout();
@@ -50,10 +55,15 @@ pub fn run(args: DumpArgs) -> anyhow::Result<i32> {
             (true, _) => None,
             // A start routine and a faulting instruction are exact
             // addresses, not return addresses.
-            (false, EventKind::ThreadStart | EventKind::FatalSignal) => Some(symbols.code_at(e.site)),
+            (false, EventKind::ThreadStart | EventKind::FatalSignal) => {
+                Some(symbols.code_at(e.site))
+            }
             (false, _) => Some(symbols.site(e.site)),
         };
-        let site_text = site.as_ref().map(|s| s.to_string()).unwrap_or_else(|| format!("{:#x}", e.site));
+        let site_text = site
+            .as_ref()
+            .map(|s| s.to_string())
+            .unwrap_or_else(|| format!("{:#x}", e.site));
         let line = if args.json {
             let mut obj = json!({
                 "seq": seq, "thread": e.thread, "index": e.index, "clock": e.clock,

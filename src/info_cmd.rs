@@ -46,7 +46,9 @@ fn summarise(trace: &TraceDir) -> anyhow::Result<Summary> {
             *per_kind.entry(e?.kind.name()).or_default() += 1;
             n += 1;
         }
-        log_bytes += reader.offset().saturating_sub(rr_lite_trace::codec::HEADER_LEN as u64);
+        log_bytes += reader
+            .offset()
+            .saturating_sub(rr_lite_trace::codec::HEADER_LEN as u64);
         per_thread.push(n);
     }
     let events: u64 = per_thread.iter().sum();
@@ -63,7 +65,11 @@ fn summarise(trace: &TraceDir) -> anyhow::Result<Summary> {
         events_per_thread: per_thread,
         events_per_kind: per_kind,
         log_bytes,
-        bytes_per_event: if events == 0 { 0.0 } else { log_bytes as f64 / events as f64 },
+        bytes_per_event: if events == 0 {
+            0.0
+        } else {
+            log_bytes as f64 / events as f64
+        },
         wall_time_s: header.map(|h| h.wall_time_ns as f64 / 1e9),
     })
 }
@@ -75,22 +81,42 @@ pub fn run(args: InfoArgs) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&s)?);
         return Ok(0);
     }
-    let or_unknown = |v: Option<String>| v.unwrap_or_else(|| "unknown (recording not finalised)".into());
-    println!("trace:        {}{}", s.trace.display(), if s.complete { "" } else { " (incomplete)" });
-    println!("program:      {}", or_unknown(s.program.map(|p| p.display().to_string())));
+    let or_unknown =
+        |v: Option<String>| v.unwrap_or_else(|| "unknown (recording not finalised)".into());
+    println!(
+        "trace:        {}{}",
+        s.trace.display(),
+        if s.complete { "" } else { " (incomplete)" }
+    );
+    println!(
+        "program:      {}",
+        or_unknown(s.program.map(|p| p.display().to_string()))
+    );
     println!("argv:         {}", s.argv.join(" "));
     println!("ended:        {}", or_unknown(s.ending));
     if let Some(w) = s.wall_time_s {
         println!("wall time:    {w:.3} s");
     }
     println!("threads:      {}", s.threads);
-    let per_thread: Vec<String> = s.events_per_thread.iter().enumerate().map(|(t, n)| format!("t{t} {n}")).collect();
+    let per_thread: Vec<String> = s
+        .events_per_thread
+        .iter()
+        .enumerate()
+        .map(|(t, n)| format!("t{t} {n}"))
+        .collect();
     println!("events:       {} ({})", s.events, per_thread.join(", "));
     let kinds: Vec<String> = EventKind::ALL
         .iter()
-        .filter_map(|k| s.events_per_kind.get(k.name()).map(|n| format!("{} {n}", k.name())))
+        .filter_map(|k| {
+            s.events_per_kind
+                .get(k.name())
+                .map(|n| format!("{} {n}", k.name()))
+        })
         .collect();
     println!("by kind:      {}", kinds.join(", "));
-    println!("log bytes:    {} ({:.2} bytes/event)", s.log_bytes, s.bytes_per_event);
+    println!(
+        "log bytes:    {} ({:.2} bytes/event)",
+        s.log_bytes, s.bytes_per_event
+    );
     Ok(0)
 }

@@ -17,7 +17,12 @@ pub struct RecordArgs {
     #[arg(short, long)]
     quiet: bool,
     /// The program (built with `rr-lite cc`) and its arguments.
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "PROGRAM [ARGS]...")]
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "PROGRAM [ARGS]..."
+    )]
     command: Vec<OsString>,
 }
 

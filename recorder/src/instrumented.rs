@@ -24,9 +24,9 @@ pub fn check_instrumentation(path: &Path) -> Result<Instrumentation, RecordError
     let Ok(file) = object::File::parse(&*bytes) else {
         return Ok(Instrumentation::Unknown);
     };
-    let hooks = file.dynamic_symbols().any(|s| {
-        s.is_undefined() && s.name().is_ok_and(|n| n.starts_with("__tsan_"))
-    });
+    let hooks = file
+        .dynamic_symbols()
+        .any(|s| s.is_undefined() && s.name().is_ok_and(|n| n.starts_with("__tsan_")));
     if !hooks {
         return Ok(Instrumentation::None);
     }

@@ -40,7 +40,10 @@ pub fn install() -> Result<PathBuf, RecordError> {
         write_atomically(&lib, RUNTIME)?;
     }
     let script = dir.join("libtsan.so");
-    let text = format!("/* rr-lite: -ltsan means the rr-lite runtime */\nINPUT({})\n", lib.display());
+    let text = format!(
+        "/* rr-lite: -ltsan means the rr-lite runtime */\nINPUT({})\n",
+        lib.display()
+    );
     if std::fs::read_to_string(&script).ok().as_deref() != Some(text.as_str()) {
         write_atomically(&script, text.as_bytes())?;
     }

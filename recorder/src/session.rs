@@ -131,10 +131,11 @@ fn run_program(cmd: &mut Command, program: &Path) -> Result<ProgramEnding, Recor
     let handle = signals.handle();
     let forwarder = std::thread::spawn(move || {
         for signal in signals.forever() {
-            if signal != SIGINT {
-                if let Ok(sig) = nix::sys::signal::Signal::try_from(signal) {
-                    let _ = nix::sys::signal::kill(pid, sig);
-                }
+            if signal == SIGINT {
+                continue;
+            }
+            if let Ok(sig) = nix::sys::signal::Signal::try_from(signal) {
+                let _ = nix::sys::signal::kill(pid, sig);
             }
         }
     });
@@ -169,12 +170,18 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
     }
     let dir = create_trace_dir(options.output.as_deref(), &program)?;
     let incomplete = dir.join(INCOMPLETE_FILE);
-    std::fs::write(&incomplete, format!("{FORMAT_VERSION}\n")).map_err(RecordError::io(&incomplete))?;
+    std::fs::write(&incomplete, format!("{FORMAT_VERSION}\n"))
+        .map_err(RecordError::io(&incomplete))?;
 
     let cwd = std::env::current_dir().map_err(RecordError::io("."))?;
     let env = program_environment(&dir);
     let mut argv: Vec<String> = vec![options.program.to_string_lossy().into_owned()];
-    argv.extend(options.args.iter().map(|a| a.to_string_lossy().into_owned()));
+    argv.extend(
+        options
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned()),
+    );
     // Replay needs the same addresses: ASLR off for the program (inherited
     // through exec; harmless for the recorder, which is already running).
     let _ = nix::sys::personality::set(
@@ -182,7 +189,9 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
             | nix::sys::personality::Persona::ADDR_NO_RANDOMIZE,
     );
     let mut cmd = Command::new(&program);
-    cmd.args(&options.args).env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+    cmd.args(&options.args)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)));
     // argv[0] as the user typed it, like a shell.
     std::os::unix::process::CommandExt::arg0(&mut cmd, &options.program);
 
@@ -191,17 +200,20 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
     let ending = run_program(&mut cmd, &program)?;
     let wall_time_ns = clock.elapsed().as_nanos() as u64;
 
-    let header = finalise(&dir, FinalFacts {
-        program: program.clone(),
-        argv,
-        cwd,
-        env,
-        ending,
-        wall_time_ns,
-        started_unix_ms: started
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64),
-    })?;
+    let header = finalise(
+        &dir,
+        FinalFacts {
+            program: program.clone(),
+            argv,
+            cwd,
+            env,
+            ending,
+            wall_time_ns,
+            started_unix_ms: started
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+        },
+    )?;
     Ok(Recording { dir, header })
 }
 
@@ -281,7 +293,10 @@ fn program_id(program: &Path) -> String {
         return "unreadable".into();
     };
     if let Ok(Some(id)) = object::File::parse(&*bytes).and_then(|f| f.build_id()) {
-        return format!("build-id:{}", id.iter().map(|b| format!("{b:02x}")).collect::<String>());
+        return format!(
+            "build-id:{}",
+            id.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        );
     }
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in &bytes {
@@ -311,13 +326,19 @@ mod tests {
         let env = program_environment(Path::new("/tmp/x"));
         assert!(env.iter().any(|(k, v)| k == MODE_ENV && v == "record"));
         assert!(env.iter().any(|(k, v)| k == TRACE_ENV && v == "/tmp/x"));
-        assert!(env.iter().any(|(k, v)| k == "GLIBC_TUNABLES" && v.contains("arena_max=1")));
+        assert!(
+            env.iter()
+                .any(|(k, v)| k == "GLIBC_TUNABLES" && v.contains("arena_max=1"))
+        );
     }
 
     #[test]
     fn missing_program_is_a_clear_error() {
         let err = resolve_program(std::ffi::OsStr::new("no-such-program-xyz")).unwrap_err();
-        assert!(err.to_string().contains("no-such-program-xyz: not found"), "{err}");
+        assert!(
+            err.to_string().contains("no-such-program-xyz: not found"),
+            "{err}"
+        );
     }
 
     #[test]

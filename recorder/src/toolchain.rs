@@ -53,8 +53,11 @@ fn is_clang(compiler: &str) -> Result<bool, RecordError> {
 
 /// True when the invocation does not link.
 pub fn is_compile_only(args: &[OsString]) -> bool {
-    args.iter()
-        .any(|a| ["-c", "-S", "-E", "-M", "-MM"].iter().any(|flag| a == OsStr::new(flag)))
+    args.iter().any(|a| {
+        ["-c", "-S", "-E", "-M", "-MM"]
+            .iter()
+            .any(|flag| a == OsStr::new(flag))
+    })
 }
 
 /// The flags rr-lite adds to a compiler invocation.

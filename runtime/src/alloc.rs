@@ -7,6 +7,8 @@
 //! would recurse. The runtime allocates only during setup, so memory is
 //! never returned.
 
+#![cfg_attr(test, allow(dead_code))]
+
 use core::alloc::{GlobalAlloc, Layout};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
@@ -29,7 +31,14 @@ pub fn map_private(len: usize, prot: i32, flags: i32, fd: i32, offset: i64) -> *
         // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping; the
         // kernel checks the arguments.
         let p = unsafe {
-            libc::mmap(at as *mut _, len, prot, flags | libc::MAP_FIXED_NOREPLACE, fd, offset)
+            libc::mmap(
+                at as *mut _,
+                len,
+                prot,
+                flags | libc::MAP_FIXED_NOREPLACE,
+                fd,
+                offset,
+            )
         };
         if p != libc::MAP_FAILED && p as usize == at {
             return p.cast();
@@ -65,7 +74,10 @@ impl RuntimeAllocator {
                     ARENA_BASE as *mut _,
                     ARENA_LEN,
                     libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED_NOREPLACE,
+                    libc::MAP_PRIVATE
+                        | libc::MAP_ANONYMOUS
+                        | libc::MAP_NORESERVE
+                        | libc::MAP_FIXED_NOREPLACE,
                     -1,
                     0,
                 )
@@ -97,10 +109,12 @@ unsafe impl GlobalAlloc for RuntimeAllocator {
             if start + size > ARENA_LEN {
                 return core::ptr::null_mut();
             }
-            match self
-                .next
-                .compare_exchange_weak(cur, start + size, Ordering::Relaxed, Ordering::Relaxed)
-            {
+            match self.next.compare_exchange_weak(
+                cur,
+                start + size,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
                 Ok(_) => return (base + start) as *mut u8,
                 Err(now) => cur = now,
             }

@@ -43,7 +43,11 @@ fn lookup(envp: *const *const c_char, name: &core::ffi::CStr) -> Option<&'static
 /// Only the first call that can see the environment does anything.
 pub fn initialise(argv: *const *const c_char, envp: *const *const c_char) {
     // SAFETY: reading libc's environ pointer (null before libc's init).
-    let envp = if envp.is_null() { unsafe { environ } } else { envp };
+    let envp = if envp.is_null() {
+        unsafe { environ }
+    } else {
+        envp
+    };
     if envp.is_null() || INITIALISED.swap(true, Ordering::AcqRel) {
         return;
     }
@@ -53,7 +57,11 @@ pub fn initialise(argv: *const *const c_char, envp: *const *const c_char) {
     match requested {
         b"record" => start_recording(argv, envp),
         b"" | b"inert" => {}
-        other => sys::warn(&[b"unknown RR_LITE_MODE '", other, b"': running without recording"]),
+        other => sys::warn(&[
+            b"unknown RR_LITE_MODE '",
+            other,
+            b"': running without recording",
+        ]),
     }
 }
 
@@ -101,7 +109,12 @@ fn ensure_no_aslr(argv: *const *const c_char, envp: *const *const c_char) {
 fn copy_module_map(dir: &[u8]) {
     let out = sys::create_in_dir(dir, rr_lite_trace::dir::MAPS_FILE.as_bytes());
     // SAFETY: opening a procfs file read-only.
-    let input = unsafe { libc::open(c"/proc/self/maps".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    let input = unsafe {
+        libc::open(
+            c"/proc/self/maps".as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        )
+    };
     if out >= 0 && input >= 0 {
         let mut buf = [0u8; 4096];
         loop {
@@ -137,9 +150,9 @@ pub fn register_thread(id: u32, parent: u32) {
 /// Logs the thread's exit, releases its stripes and closes its log; later
 /// hooks on this thread (TLS destructors) are not recorded.
 pub fn finish_thread() {
-    record::with_tracked(|t| t.id.get()).map(|id| {
+    if let Some(id) = record::with_tracked(|t| t.id.get()) {
         record::event(EventKind::ThreadExit, pseudo::thread_exit(id), 0, 0, 0);
-    });
+    }
     THREAD.with(|t| {
         if t.id.get() == crate::thread::NO_THREAD || t.is_busy() {
             return;
@@ -157,7 +170,13 @@ pub fn log_process_exit(status: c_int, site: u64) {
     if record::with_tracked(|_| ()).is_none() || EXIT_LOGGED.swap(true, Ordering::AcqRel) {
         return;
     }
-    record::event(EventKind::ProcessExit, pseudo::PROCESS, 0, site, status as u32 as u64);
+    record::event(
+        EventKind::ProcessExit,
+        pseudo::PROCESS,
+        0,
+        site,
+        status as u32 as u64,
+    );
     record::release();
 }
 

@@ -18,7 +18,10 @@ pub fn resolve(slot: &AtomicUsize, name: &'static str) -> usize {
     // SAFETY: `name` is a NUL-terminated literal; RTLD_NEXT is a valid handle.
     let addr = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) } as usize;
     if addr == 0 {
-        crate::sys::warn(&[b"cannot find the real ", name.trim_end_matches('\0').as_bytes()]);
+        crate::sys::warn(&[
+            b"cannot find the real ",
+            name.trim_end_matches('\0').as_bytes(),
+        ]);
         // SAFETY: abort never returns and has no preconditions.
         unsafe { libc::abort() };
     }

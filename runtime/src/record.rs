@@ -95,14 +95,12 @@ enum Acquired {
 
 fn acquire(t: &ThreadState, addr: u64, size: u64) -> Acquired {
     let want = StripeSet::for_access(addr, size);
-    if t.output_depth.get() > 0 {
-        if let Some(stripe) = want.single() {
-            if t.held.get().contains(stripe) {
-                return Acquired::Nested(StripeSet::EMPTY);
-            }
-            want.lock();
-            return Acquired::Nested(want);
+    if let Some(stripe) = want.single().filter(|_| t.output_depth.get() > 0) {
+        if t.held.get().contains(stripe) {
+            return Acquired::Nested(StripeSet::EMPTY);
         }
+        want.lock();
+        return Acquired::Nested(want);
     }
     release_held(t);
     want.lock();
@@ -199,7 +197,14 @@ pub fn copy<R>(src: u64, dst: u64, len: u64, site: u64, op: impl FnOnce() -> R) 
 pub fn observed(site: u64, value: u64) {
     with_tracked(|t| {
         t.enter();
-        append(t, EventKind::Time, rr_lite_trace::pseudo::CLOCK, 0, site, value);
+        append(
+            t,
+            EventKind::Time,
+            rr_lite_trace::pseudo::CLOCK,
+            0,
+            site,
+            value,
+        );
         t.leave();
     });
 }

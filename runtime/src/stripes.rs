@@ -170,7 +170,9 @@ impl StripeSet {
     }
 
     pub fn contains(&self, stripe: u32) -> bool {
-        self.runs().iter().any(|&(s, c)| stripe >= s && stripe < s + c)
+        self.runs()
+            .iter()
+            .any(|&(s, c)| stripe >= s && stripe < s + c)
     }
 
     /// The single stripe of a one-stripe set.

@@ -66,7 +66,11 @@ pub fn set_errno(value: i32) {
 pub fn warn(parts: &[&[u8]]) {
     let mut line = [0u8; 512];
     let mut len = 0;
-    for part in [b"rr-lite: ".as_slice()].iter().chain(parts).chain([b"\n".as_slice()].iter()) {
+    for part in [b"rr-lite: ".as_slice()]
+        .iter()
+        .chain(parts)
+        .chain([b"\n".as_slice()].iter())
+    {
         let n = part.len().min(line.len() - len);
         line[len..len + n].copy_from_slice(&part[..n]);
         len += n;
@@ -89,13 +93,21 @@ pub fn decimal(mut v: u64, buf: &mut [u8; 20]) -> &[u8] {
 
 /// Nanoseconds since the Unix epoch.
 pub fn unix_time_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: the timespec is a valid out-parameter; the raw syscall avoids
     // our clock_gettime interposer.
-    unsafe { libc::syscall(libc::SYS_clock_gettime, libc::CLOCK_REALTIME, &mut ts as *mut libc::timespec) };
+    unsafe {
+        libc::syscall(
+            libc::SYS_clock_gettime,
+            libc::CLOCK_REALTIME,
+            &mut ts as *mut libc::timespec,
+        )
+    };
     (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
 }
-
 
 /// Creates (truncating) a file in the trace directory; `name` is NUL-free.
 /// Returns the descriptor or -1.

@@ -28,8 +28,8 @@ pub struct ThreadState {
     pub clock: Cell<u64>,
     /// Stripes kept locked until the next hook.
     pub held: Cell<StripeSet>,
-    /// >0 inside an output call that keeps its fd stripe locked, so that an
-    /// allocator call made by stdio nests instead of releasing it.
+    /// Above zero inside an output call that keeps its fd stripe locked, so
+    /// that an allocator call made by stdio nests instead of releasing it.
     pub output_depth: Cell<u32>,
     /// Read-write locks this thread holds for reading (to tell the two
     /// kinds of pthread_rwlock_unlock apart).
@@ -153,6 +153,7 @@ pub fn set_pthread(id: u32, pthread: u64) {
 /// pthread_t values are reused after a join, so the newest match wins.
 pub fn id_of_pthread(pthread: u64) -> Option<u32> {
     let created = NEXT_ID.load(Ordering::Relaxed).min(MAX_THREADS as u32);
-    (0..created).rev().find(|&id| SLOTS[id as usize].pthread.load(Ordering::Acquire) == pthread)
+    (0..created)
+        .rev()
+        .find(|&id| SLOTS[id as usize].pthread.load(Ordering::Acquire) == pthread)
 }
-

@@ -146,7 +146,9 @@ impl std::fmt::Display for Site {
         };
         match (&self.function, &self.file, self.line) {
             (Some(func), Some(file), Some(line)) => {
-                let file = Path::new(file).file_name().map_or(file.clone(), |n| n.to_string_lossy().into());
+                let file = Path::new(file)
+                    .file_name()
+                    .map_or(file.clone(), |n| n.to_string_lossy().into());
                 write!(f, "{func} ({file}:{line})")
             }
             (Some(func), _, _) => write!(f, "{func} ({})", module().unwrap_or_default()),
@@ -164,7 +166,9 @@ pub struct Symbolizer {
 
 impl std::fmt::Debug for Symbolizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Symbolizer").field("map", &self.map).finish_non_exhaustive()
+        f.debug_struct("Symbolizer")
+            .field("map", &self.map)
+            .finish_non_exhaustive()
     }
 }
 
@@ -230,7 +234,9 @@ impl Symbolizer {
             }
         }
         if site.function.is_none() {
-            site.function = loader.find_symbol(probe).map(|s| addr2line::demangle_auto(s.into(), None).into_owned());
+            site.function = loader
+                .find_symbol(probe)
+                .map(|s| addr2line::demangle_auto(s.into(), None).into_owned());
         }
         site
     }

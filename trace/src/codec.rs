@@ -95,7 +95,9 @@ impl ThreadLogHeader {
         }
         let chunk_size = u32_at(16);
         if chunk_size < 4096 || !chunk_size.is_power_of_two() {
-            return Err(DecodeError::Corrupt("chunk size is not a power of two >= 4096"));
+            return Err(DecodeError::Corrupt(
+                "chunk size is not a power of two >= 4096",
+            ));
         }
         Ok(ThreadLogHeader {
             version,
@@ -227,20 +229,25 @@ pub fn decode_entry(buf: &[u8], state: &mut DeltaState) -> Result<Decoded, Decod
         PAD_TAG => return Ok(Decoded::Pad),
         _ => {}
     }
-    let kind = EventKind::from_code(tag & 0x3f).ok_or(DecodeError::Corrupt("unknown event kind"))?;
+    let kind =
+        EventKind::from_code(tag & 0x3f).ok_or(DecodeError::Corrupt("unknown event kind"))?;
     let mut pos = 1;
     let clock_delta = get_varint(buf, &mut pos)?;
     if clock_delta == 0 {
         return Err(DecodeError::Corrupt("clock does not grow"));
     }
-    let addr = state.addr.wrapping_add(unzigzag(get_varint(buf, &mut pos)?));
+    let addr = state
+        .addr
+        .wrapping_add(unzigzag(get_varint(buf, &mut pos)?));
     let size = match tag >> 6 {
         SIZE_1 => 1,
         SIZE_4 => 4,
         SIZE_8 => 8,
         _ => get_varint(buf, &mut pos)?,
     };
-    let site = state.site.wrapping_add(unzigzag(get_varint(buf, &mut pos)?));
+    let site = state
+        .site
+        .wrapping_add(unzigzag(get_varint(buf, &mut pos)?));
     let payload = if kind.has_payload() {
         get_varint(buf, &mut pos)?
     } else {
@@ -338,10 +345,16 @@ mod tests {
             ThreadLogHeader::decode(&b[..30]),
             Err(DecodeError::Truncated("header"))
         );
-        assert_eq!(ThreadLogHeader::decode(b"ELF\x7f...."), Err(DecodeError::BadMagic));
+        assert_eq!(
+            ThreadLogHeader::decode(b"ELF\x7f...."),
+            Err(DecodeError::BadMagic)
+        );
         let mut newer = b;
         newer[8] = 9;
-        assert_eq!(ThreadLogHeader::decode(&newer), Err(DecodeError::NewerVersion(9)));
+        assert_eq!(
+            ThreadLogHeader::decode(&newer),
+            Err(DecodeError::NewerVersion(9))
+        );
     }
 
     #[test]
@@ -357,6 +370,9 @@ mod tests {
         };
         encode_entry(&mut buf, &mut DeltaState::default(), &e);
         buf[0] = 0; // the tag was not yet written when the process died
-        assert_eq!(decode_entry(&buf, &mut DeltaState::default()), Ok(Decoded::End));
+        assert_eq!(
+            decode_entry(&buf, &mut DeltaState::default()),
+            Ok(Decoded::End)
+        );
     }
 }

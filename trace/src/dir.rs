@@ -36,7 +36,10 @@ pub fn thread_log_name(t: u32) -> String {
 }
 
 fn parse_thread_log_name(name: &str) -> Option<u32> {
-    name.strip_prefix("thread-")?.strip_suffix(".log")?.parse().ok()
+    name.strip_prefix("thread-")?
+        .strip_suffix(".log")?
+        .parse()
+        .ok()
 }
 
 /// The directory new traces go into: `$RR_LITE_TRACE_DIR`, else
@@ -301,8 +304,18 @@ mod tests {
     #[test]
     fn merge_orders_by_clock_then_thread() {
         let dir = tempfile::tempdir().unwrap();
-        crate::reader::tests::write_log(&dir.path().join("thread-0000.log"), 0, &[e(1), e(3), e(4)], None);
-        crate::reader::tests::write_log(&dir.path().join("thread-0001.log"), 1, &[e(2), e(3), e(9)], None);
+        crate::reader::tests::write_log(
+            &dir.path().join("thread-0000.log"),
+            0,
+            &[e(1), e(3), e(4)],
+            None,
+        );
+        crate::reader::tests::write_log(
+            &dir.path().join("thread-0001.log"),
+            1,
+            &[e(2), e(3), e(9)],
+            None,
+        );
         std::fs::write(dir.path().join(INCOMPLETE_FILE), "1\n").unwrap();
         let trace = TraceDir::open(dir.path()).unwrap();
         assert_eq!(trace.threads(), 2);
@@ -315,7 +328,14 @@ mod tests {
             .unwrap();
         assert_eq!(
             order,
-            vec![(0, 0, 1), (1, 1, 2), (2, 0, 3), (3, 1, 3), (4, 0, 4), (5, 1, 9)]
+            vec![
+                (0, 0, 1),
+                (1, 1, 2),
+                (2, 0, 3),
+                (3, 1, 3),
+                (4, 0, 4),
+                (5, 1, 9)
+            ]
         );
     }
 
@@ -324,7 +344,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(VERSION_FILE), "99\n").unwrap();
         let err = TraceDir::open(dir.path()).unwrap_err();
-        assert!(matches!(err, TraceError::NewerVersion { found: 99, .. }), "{err}");
+        assert!(
+            matches!(err, TraceError::NewerVersion { found: 99, .. }),
+            "{err}"
+        );
         let empty = tempfile::tempdir().unwrap();
         assert!(matches!(
             TraceDir::open(empty.path()).unwrap_err(),

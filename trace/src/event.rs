@@ -201,9 +201,8 @@ pub mod pseudo {
 
     /// A human-readable name for a pseudo-address, if it is one.
     pub fn describe(addr: u64) -> Option<String> {
-        let family = |base: u64| {
-            (addr >= base && addr < base + FAMILY_SPAN).then(|| (addr - base) / STRIDE)
-        };
+        let family =
+            |base: u64| (addr >= base && addr < base + FAMILY_SPAN).then(|| (addr - base) / STRIDE);
         match addr {
             HEAP => Some("<heap>".into()),
             RANDOM => Some("<random>".into()),

@@ -91,8 +91,7 @@ impl TraceHeader {
             Some(_) => {}
             None => return Err(bad("no format_version".into())),
         }
-        let header: TraceHeader =
-            serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
+        let header: TraceHeader = serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
         if header.entries.len() != header.threads as usize {
             return Err(bad(format!(
                 "{} threads but {} entry counts",

@@ -61,8 +61,7 @@ impl ThreadLogReader {
             }
             len += n;
         }
-        let header =
-            ThreadLogHeader::decode(&buf[..len]).map_err(|e| decode_error(path, 0, e))?;
+        let header = ThreadLogHeader::decode(&buf[..len]).map_err(|e| decode_error(path, 0, e))?;
         Ok(ThreadLogReader {
             path: path.to_path_buf(),
             file,
@@ -121,7 +120,9 @@ impl ThreadLogReader {
             self.fill()?;
         }
         let in_buffer = target.saturating_sub(self.base);
-        self.pos = usize::try_from(in_buffer).unwrap_or(usize::MAX).min(self.len);
+        self.pos = usize::try_from(in_buffer)
+            .unwrap_or(usize::MAX)
+            .min(self.len);
         Ok(())
     }
 

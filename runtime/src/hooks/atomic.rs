@@ -93,7 +93,10 @@ static LOCKS_128: [AtomicBool; 64] = [const { AtomicBool::new(false) }; 64];
 fn locked_128<R>(a: *mut i128, f: impl FnOnce() -> R) -> R {
     let lock = &LOCKS_128[(a as usize >> 4) % LOCKS_128.len()];
     let backoff = crossbeam_utils::Backoff::new();
-    while lock.compare_exchange_weak(false, true, SeqCst, SeqCst).is_err() {
+    while lock
+        .compare_exchange_weak(false, true, SeqCst, SeqCst)
+        .is_err()
+    {
         backoff.spin();
     }
     let r = f();
@@ -102,31 +105,52 @@ fn locked_128<R>(a: *mut i128, f: impl FnOnce() -> R) -> R {
 }
 
 fn rmw_128(a: *mut i128, site: u64, f: impl FnOnce(i128) -> i128) -> i128 {
-    record::around(EventKind::Rmw, a as u64, 16, site, || {
-        locked_128(a, || {
-            // SAFETY: a live, aligned 16-byte atomic object, accessed only
-            // under its lock.
-            let old = unsafe { a.read_volatile() };
-            // SAFETY: as above.
-            unsafe { a.write_volatile(f(old)) };
-            old
-        })
-    }, |_| 0)
+    record::around(
+        EventKind::Rmw,
+        a as u64,
+        16,
+        site,
+        || {
+            locked_128(a, || {
+                // SAFETY: a live, aligned 16-byte atomic object, accessed only
+                // under its lock.
+                let old = unsafe { a.read_volatile() };
+                // SAFETY: as above.
+                unsafe { a.write_volatile(f(old)) };
+                old
+            })
+        },
+        |_| 0,
+    )
 }
 
 extern "C" fn load128(a: *mut i128, _mo: i32, site: u64) -> i128 {
-    record::around(EventKind::Read, a as u64, 16, site, || {
-        // SAFETY: as in `rmw_128`.
-        locked_128(a, || unsafe { a.read_volatile() })
-    }, |_| 0)
+    record::around(
+        EventKind::Read,
+        a as u64,
+        16,
+        site,
+        || {
+            // SAFETY: as in `rmw_128`.
+            locked_128(a, || unsafe { a.read_volatile() })
+        },
+        |_| 0,
+    )
 }
 with_site!(__tsan_atomic128_load => load128, "rdx");
 
 extern "C" fn store128(a: *mut i128, v: i128, _mo: i32, site: u64) {
-    record::around(EventKind::Write, a as u64, 16, site, || {
-        // SAFETY: as in `rmw_128`.
-        locked_128(a, || unsafe { a.write_volatile(v) })
-    }, |_| 0)
+    record::around(
+        EventKind::Write,
+        a as u64,
+        16,
+        site,
+        || {
+            // SAFETY: as in `rmw_128`.
+            locked_128(a, || unsafe { a.write_volatile(v) })
+        },
+        |_| 0,
+    )
 }
 with_site!(__tsan_atomic128_store => store128, "r8");
 

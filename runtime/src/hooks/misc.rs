@@ -84,7 +84,7 @@ pub extern "C" fn __tsan_external_write(addr: *mut c_void, pc: *mut c_void, _tag
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __tsan_external_register_tag(_name: *const c_char) -> *mut c_void {
-    1 as *mut c_void
+    core::ptr::dangling_mut::<c_void>()
 }
 
 /// Fibers are not supported (documented limit): one fiber per thread.

@@ -15,7 +15,14 @@ use crate::real;
 use crate::record::around;
 
 fn alloc_event(size: size_t, site: u64, op: impl FnOnce() -> *mut c_void) -> *mut c_void {
-    around(EventKind::Alloc, pseudo::HEAP, size as u64, site, op, |&p| p as u64)
+    around(
+        EventKind::Alloc,
+        pseudo::HEAP,
+        size as u64,
+        site,
+        op,
+        |&p| p as u64,
+    )
 }
 
 extern "C" fn malloc_impl(size: size_t, site: u64) -> *mut c_void {
@@ -26,7 +33,9 @@ with_site!(malloc => malloc_impl, "rsi");
 
 extern "C" fn calloc_impl(n: size_t, size: size_t, site: u64) -> *mut c_void {
     // SAFETY: forwarding.
-    alloc_event(n.saturating_mul(size), site, || unsafe { real::__libc_calloc(n, size) })
+    alloc_event(n.saturating_mul(size), site, || unsafe {
+        real::__libc_calloc(n, size)
+    })
 }
 with_site!(calloc => calloc_impl, "rdx");
 
@@ -38,7 +47,9 @@ with_site!(realloc => realloc_impl, "rdx");
 
 extern "C" fn reallocarray_impl(p: *mut c_void, n: size_t, size: size_t, site: u64) -> *mut c_void {
     // SAFETY: forwarding.
-    alloc_event(n.saturating_mul(size), site, || unsafe { real::reallocarray(p, n, size) })
+    alloc_event(n.saturating_mul(size), site, || unsafe {
+        real::reallocarray(p, n, size)
+    })
 }
 with_site!(reallocarray => reallocarray_impl, "rcx");
 
@@ -77,7 +88,12 @@ extern "C" fn pvalloc_impl(size: size_t, site: u64) -> *mut c_void {
 }
 with_site!(pvalloc => pvalloc_impl, "rsi");
 
-extern "C" fn posix_memalign_impl(out: *mut *mut c_void, align: size_t, size: size_t, site: u64) -> c_int {
+extern "C" fn posix_memalign_impl(
+    out: *mut *mut c_void,
+    align: size_t,
+    size: size_t,
+    site: u64,
+) -> c_int {
     around(
         EventKind::Alloc,
         pseudo::HEAP,

@@ -119,9 +119,17 @@ extern "C" fn putc_impl(c: c_int, f: *mut FILE, site: u64) -> c_int {
 with_site!(putc => putc_impl, "rdx");
 with_site!(_IO_putc => putc_impl, "rdx");
 
-extern "C" fn fwrite_impl(p: *const c_void, size: size_t, n: size_t, f: *mut FILE, site: u64) -> size_t {
+extern "C" fn fwrite_impl(
+    p: *const c_void,
+    size: size_t,
+    n: size_t,
+    f: *mut FILE,
+    site: u64,
+) -> size_t {
     // SAFETY: forwarding.
-    stdio_output(f, (size * n) as u64, site, || unsafe { real::fwrite(p, size, n, f) })
+    stdio_output(f, (size * n) as u64, site, || unsafe {
+        real::fwrite(p, size, n, f)
+    })
 }
 with_site!(fwrite => fwrite_impl, "r8");
 
@@ -156,15 +164,30 @@ extern "C" fn vdprintf_impl(fd: c_int, fmt: *const c_char, ap: *mut c_void, site
 }
 with_site!(vdprintf => vdprintf_impl, "rcx");
 
-extern "C" fn vprintf_chk_impl(flag: c_int, fmt: *const c_char, ap: *mut c_void, site: u64) -> c_int {
+extern "C" fn vprintf_chk_impl(
+    flag: c_int,
+    fmt: *const c_char,
+    ap: *mut c_void,
+    site: u64,
+) -> c_int {
     // SAFETY: forwarding.
-    stdio_output(stdout_file(), 0, site, || unsafe { real::__vprintf_chk(flag, fmt, ap) })
+    stdio_output(stdout_file(), 0, site, || unsafe {
+        real::__vprintf_chk(flag, fmt, ap)
+    })
 }
 with_site!(__vprintf_chk => vprintf_chk_impl, "rcx");
 
-extern "C" fn vfprintf_chk_impl(f: *mut FILE, flag: c_int, fmt: *const c_char, ap: *mut c_void, site: u64) -> c_int {
+extern "C" fn vfprintf_chk_impl(
+    f: *mut FILE,
+    flag: c_int,
+    fmt: *const c_char,
+    ap: *mut c_void,
+    site: u64,
+) -> c_int {
     // SAFETY: forwarding.
-    stdio_output(f, 0, site, || unsafe { real::__vfprintf_chk(f, flag, fmt, ap) })
+    stdio_output(f, 0, site, || unsafe {
+        real::__vfprintf_chk(f, flag, fmt, ap)
+    })
 }
 with_site!(__vfprintf_chk => vfprintf_chk_impl, "r8");
 

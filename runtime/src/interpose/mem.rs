@@ -46,7 +46,13 @@ pub fn resolve_all() {
 
 /// # Safety
 /// memmove's contract.
-unsafe fn move_bytes(dst: *mut c_void, src: *const c_void, n: size_t, slot: &AtomicUsize, name: &'static str) -> *mut c_void {
+unsafe fn move_bytes(
+    dst: *mut c_void,
+    src: *const c_void,
+    n: size_t,
+    slot: &AtomicUsize,
+    name: &'static str,
+) -> *mut c_void {
     if let Some(addr) = real(slot, name) {
         // SAFETY: the real memcpy/memmove, found by dlsym.
         let f: CopyFn = unsafe { core::mem::transmute(addr) };
@@ -86,7 +92,12 @@ unsafe fn set_bytes(dst: *mut c_void, c: c_int, n: size_t) -> *mut c_void {
     dst
 }
 
-extern "C" fn memcpy_impl(dst: *mut c_void, src: *const c_void, n: size_t, site: u64) -> *mut c_void {
+extern "C" fn memcpy_impl(
+    dst: *mut c_void,
+    src: *const c_void,
+    n: size_t,
+    site: u64,
+) -> *mut c_void {
     // SAFETY: memcpy's contract is the caller's.
     let op = || unsafe { move_bytes(dst, src, n, &REAL_MEMCPY, "memcpy\0") };
     if n == 0 {
@@ -97,7 +108,12 @@ extern "C" fn memcpy_impl(dst: *mut c_void, src: *const c_void, n: size_t, site:
 with_site!(memcpy => memcpy_impl, "rcx");
 with_site!(__tsan_memcpy => memcpy_impl, "rcx");
 
-extern "C" fn memmove_impl(dst: *mut c_void, src: *const c_void, n: size_t, site: u64) -> *mut c_void {
+extern "C" fn memmove_impl(
+    dst: *mut c_void,
+    src: *const c_void,
+    n: size_t,
+    site: u64,
+) -> *mut c_void {
     // SAFETY: memmove's contract is the caller's.
     let op = || unsafe { move_bytes(dst, src, n, &REAL_MEMMOVE, "memmove\0") };
     if n == 0 {

@@ -71,7 +71,12 @@ extern "C" fn clock_gettime_impl(clock: clockid_t, ts: *mut timespec, site: u64)
     if r == 0 && !ts.is_null() {
         // SAFETY: filled in by the successful call.
         let ts = unsafe { *ts };
-        record::observed(site, (ts.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(ts.tv_nsec as u64));
+        record::observed(
+            site,
+            (ts.tv_sec as u64)
+                .wrapping_mul(1_000_000_000)
+                .wrapping_add(ts.tv_nsec as u64),
+        );
     }
     r
 }
@@ -83,7 +88,12 @@ extern "C" fn gettimeofday_impl(tv: *mut timeval, tz: *mut c_void, site: u64) ->
     if r == 0 && !tv.is_null() {
         // SAFETY: filled in by the successful call.
         let tv = unsafe { *tv };
-        record::observed(site, (tv.tv_sec as u64).wrapping_mul(1_000_000).wrapping_add(tv.tv_usec as u64));
+        record::observed(
+            site,
+            (tv.tv_sec as u64)
+                .wrapping_mul(1_000_000)
+                .wrapping_add(tv.tv_usec as u64),
+        );
     }
     r
 }

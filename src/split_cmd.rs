@@ -1,0 +1,115 @@
+//! `rr-lite split [TRACE]`: turns a trace's global log into per-thread
+//! replay logs in `<trace>/split/` and reports what it found.
+
+use std::path::PathBuf;
+
+use rr_lite_splitter::{Algorithm, DependencyKind, PairCounts, Reduction, SplitOptions, SplitStats};
+use rr_lite_trace::TraceDir;
+
+/// Analysis options shared by `split` and `graph`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct AnalysisArgs {
+    /// Pair finder: `indexed` (hash map, the default) or `worklist` (the
+    /// literal work-queue reference, slow on traces with many addresses).
+    #[arg(long, default_value = "indexed", value_name = "indexed|worklist")]
+    pub algorithm: Algorithm,
+    /// Which pairs to keep: `none` (all), `thread` (drop pairs within one
+    /// thread) or `vc` (also drop pairs implied by others, the default).
+    #[arg(long, default_value = "vc", value_name = "none|thread|vc")]
+    pub reduce: Reduction,
+    /// Granule of the analysis in bytes (a power of two).
+    #[arg(long, default_value_t = rr_lite_splitter::options::DEFAULT_GRANULE, value_name = "BYTES")]
+    pub granule: u64,
+}
+
+impl AnalysisArgs {
+    pub fn options(&self) -> SplitOptions {
+        SplitOptions {
+            algorithm: self.algorithm,
+            reduction: self.reduce,
+            granule: self.granule,
+        }
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct SplitArgs {
+    /// Trace directory (default: the latest trace).
+    pub trace: Option<PathBuf>,
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
+    /// Print the statistics as JSON on stdout instead of a summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Opens the trace named on the command line, or the latest one, and says
+/// so on stderr when it is a recording that did not finish.
+pub fn open_trace(arg: Option<&std::path::Path>, command: &str) -> anyhow::Result<TraceDir> {
+    let path = rr_lite_trace::resolve_trace(arg)?;
+    let trace = TraceDir::open(&path)?;
+    if !trace.is_complete() {
+        eprintln!(
+            "rr-lite {command}: note: {} is not a finished recording; using what it holds",
+            path.display()
+        );
+    }
+    Ok(trace)
+}
+
+pub fn run(args: SplitArgs) -> anyhow::Result<i32> {
+    let trace = open_trace(args.trace.as_deref(), "split")?;
+    let total = trace.header().map(|h| h.entries.iter().sum());
+    let bar = rr_lite_splitter::progress_bar(total);
+    let result = rr_lite_splitter::split_trace(&trace, &args.analysis.options(), bar.as_ref());
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let split = result?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(split.stats())?);
+    } else {
+        print_summary(split.stats(), &trace);
+    }
+    Ok(0)
+}
+
+fn counts(c: &PairCounts) -> String {
+    DependencyKind::ALL
+        .iter()
+        .map(|&k| format!("{k} {}", c.get(k)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn print_summary(s: &SplitStats, trace: &TraceDir) {
+    println!(
+        "split {}: {} entries, {} threads, {} granules of {} bytes, {:.2} s ({:.1} M entries/s)",
+        trace.path().display(),
+        s.entries,
+        s.threads,
+        s.granules,
+        s.granule,
+        s.seconds,
+        s.entries_per_second / 1e6
+    );
+    println!("  pairs found (per granule): {}", counts(&s.pairs_found));
+    println!("  across threads:            {}", counts(&s.pairs_cross_thread));
+    println!("  kept ({}):{:width$}{}", s.reduction, "", counts(&s.pairs_kept), width = 20 - s.reduction.name().len());
+    let points: u64 = s.sync_points_per_thread.iter().sum();
+    println!(
+        "  sync points: {points} ({} waits, {} signals, {} broadcasts); per thread: {}",
+        s.waits,
+        s.signals,
+        s.broadcasts,
+        s.sync_points_per_thread
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    println!(
+        "  replay logs in {}",
+        trace.path().join(rr_lite_splitter::SPLIT_DIR).display()
+    );
+}
