@@ -33,6 +33,10 @@ enum Command {
     Dump(crate::dump_cmd::DumpArgs),
     /// Summarise a trace: program, threads, events, bytes, time.
     Info(crate::info_cmd::InfoArgs),
+    /// Find the cross-thread dependencies and write per-thread replay logs into TRACE/split/.
+    Split(crate::split_cmd::SplitArgs),
+    /// Export the dependency graph of a trace (DOT or JSON).
+    Graph(crate::graph_cmd::GraphArgs),
     /// Build the bundled racy example with the wrappers, record it, show the trace.
     Demo(crate::demo_cmd::DemoArgs),
     /// Compiler wrapper: `rr-lite cc ARGS...` runs cc ARGS... with instrumentation.
@@ -57,6 +61,8 @@ impl Cli {
             Command::Record(a) => crate::record_cmd::run(a),
             Command::Dump(a) => crate::dump_cmd::run(a),
             Command::Info(a) => crate::info_cmd::run(a),
+            Command::Split(a) => crate::split_cmd::run(a),
+            Command::Graph(a) => crate::graph_cmd::run(a),
             Command::Demo(a) => crate::demo_cmd::run(a),
             // Reached only when main's raw dispatch did not see them first.
             Command::Cc { args } => crate::record_cmd::compiler(Language::C, &args),

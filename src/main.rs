@@ -8,9 +8,11 @@
 mod cli;
 mod demo_cmd;
 mod dump_cmd;
+mod graph_cmd;
 mod info_cmd;
 mod output;
 mod record_cmd;
+mod split_cmd;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

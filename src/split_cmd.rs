@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use rr_lite_splitter::{Algorithm, DependencyKind, PairCounts, Reduction, SplitOptions, SplitStats};
+use rr_lite_splitter::{
+    Algorithm, DependencyKind, PairCounts, Reduction, SplitOptions, SplitStats,
+};
 use rr_lite_trace::TraceDir;
 
 /// Analysis options shared by `split` and `graph`.
@@ -94,8 +96,17 @@ fn print_summary(s: &SplitStats, trace: &TraceDir) {
         s.entries_per_second / 1e6
     );
     println!("  pairs found (per granule): {}", counts(&s.pairs_found));
-    println!("  across threads:            {}", counts(&s.pairs_cross_thread));
-    println!("  kept ({}):{:width$}{}", s.reduction, "", counts(&s.pairs_kept), width = 20 - s.reduction.name().len());
+    println!(
+        "  across threads:            {}",
+        counts(&s.pairs_cross_thread)
+    );
+    println!(
+        "  kept ({}):{:width$}{}",
+        s.reduction,
+        "",
+        counts(&s.pairs_kept),
+        width = 19 - s.reduction.name().len()
+    );
     let points: u64 = s.sync_points_per_thread.iter().sum();
     println!(
         "  sync points: {points} ({} waits, {} signals, {} broadcasts); per thread: {}",

@@ -238,7 +238,8 @@ impl Analysis {
     /// that logged nothing still get a replay log).
     pub fn ensure_threads(&mut self, at_least: u32) {
         if self.threads.len() < at_least as usize {
-            self.threads.resize(at_least as usize, ThreadSummary::default());
+            self.threads
+                .resize(at_least as usize, ThreadSummary::default());
             self.stats.threads = at_least;
         }
     }

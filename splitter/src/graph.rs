@@ -95,7 +95,13 @@ impl Topology {
         let mut edges: Vec<_> = self
             .graph
             .edge_references()
-            .map(|e| (self.graph[e.source()].event, self.graph[e.target()].event, *e.weight()))
+            .map(|e| {
+                (
+                    self.graph[e.source()].event,
+                    self.graph[e.target()].event,
+                    *e.weight(),
+                )
+            })
             .collect();
         edges.sort_by_key(|&(from, to, _)| (to, from));
         edges
@@ -137,7 +143,10 @@ impl Topology {
                 DependencyKind::Raw => "darkgreen",
                 DependencyKind::Waw => "red",
             };
-            let _ = writeln!(out, "  \"{from}\" -> \"{to}\" [label=\"{kind}\", color={color}];");
+            let _ = writeln!(
+                out,
+                "  \"{from}\" -> \"{to}\" [label=\"{kind}\", color={color}];"
+            );
         }
         out.push_str("}\n");
         out

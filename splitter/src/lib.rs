@@ -7,6 +7,8 @@
 //! `<trace>/split/` ([`replay_log`], which the replayer reads back). The kept
 //! pairs can also be exported as a topology graph ([`graph`]).
 
+#![forbid(unsafe_code)]
+
 pub mod analysis;
 pub mod error;
 pub mod graph;

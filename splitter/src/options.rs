@@ -69,7 +69,9 @@ impl FromStr for Algorithm {
         match s {
             "worklist" => Ok(Algorithm::Worklist),
             "indexed" => Ok(Algorithm::Indexed),
-            _ => Err(format!("unknown algorithm {s:?} (expected worklist or indexed)")),
+            _ => Err(format!(
+                "unknown algorithm {s:?} (expected worklist or indexed)"
+            )),
         }
     }
 }
@@ -82,7 +84,9 @@ impl FromStr for Reduction {
             "none" => Ok(Reduction::None),
             "thread" => Ok(Reduction::Thread),
             "vc" => Ok(Reduction::Vc),
-            _ => Err(format!("unknown reduction {s:?} (expected none, thread or vc)")),
+            _ => Err(format!(
+                "unknown reduction {s:?} (expected none, thread or vc)"
+            )),
         }
     }
 }

@@ -135,7 +135,9 @@ impl VectorClocks {
             return;
         }
         debug_assert!(
-            candidates.iter().all(|p| p.to == to && p.from.thread != to.thread),
+            candidates
+                .iter()
+                .all(|p| p.to == to && p.from.thread != to.thread),
             "candidates must be cross-thread pairs ending at {to}"
         );
         self.ensure_thread(to.thread);
@@ -164,9 +166,10 @@ impl VectorClocks {
         // 3. Sources that precede another source.
         self.dominated.clear();
         for (i, p) in candidates.iter().enumerate() {
-            let is_dominated = candidates.iter().enumerate().any(|(j, q)| {
-                j != i && self.component(q.from, p.from.thread) > p.from.index
-            });
+            let is_dominated = candidates
+                .iter()
+                .enumerate()
+                .any(|(j, q)| j != i && self.component(q.from, p.from.thread) > p.from.index);
             self.dominated.push(is_dominated);
         }
         // 4. Keep and join.
@@ -289,9 +292,24 @@ mod tests {
         // 0:0 -> 1:0 -> 2:0, then 0:0 -> 2:1 is implied.
         let mut vc = VectorClocks::new();
         let mut kept = Vec::new();
-        vc.reduce(ev(1, 0), &mut vec![pair(ev(0, 0), ev(1, 0))], &mut kept, &[1, 1]);
-        vc.reduce(ev(2, 0), &mut vec![pair(ev(1, 0), ev(2, 0))], &mut kept, &[1, 1, 1]);
-        vc.reduce(ev(2, 1), &mut vec![pair(ev(0, 0), ev(2, 1))], &mut kept, &[1, 1, 2]);
+        vc.reduce(
+            ev(1, 0),
+            &mut vec![pair(ev(0, 0), ev(1, 0))],
+            &mut kept,
+            &[1, 1],
+        );
+        vc.reduce(
+            ev(2, 0),
+            &mut vec![pair(ev(1, 0), ev(2, 0))],
+            &mut kept,
+            &[1, 1, 1],
+        );
+        vc.reduce(
+            ev(2, 1),
+            &mut vec![pair(ev(0, 0), ev(2, 1))],
+            &mut kept,
+            &[1, 1, 2],
+        );
         assert_eq!(kept.len(), 2);
     }
 
@@ -300,10 +318,18 @@ mod tests {
         // 0:0 -> 1:0 kept; then both 0:0 and 1:0 precede 2:0: only 1:0 is needed.
         let mut vc = VectorClocks::new();
         let mut kept = Vec::new();
-        vc.reduce(ev(1, 0), &mut vec![pair(ev(0, 0), ev(1, 0))], &mut kept, &[1, 1]);
+        vc.reduce(
+            ev(1, 0),
+            &mut vec![pair(ev(0, 0), ev(1, 0))],
+            &mut kept,
+            &[1, 1],
+        );
         let mut c = vec![pair(ev(0, 0), ev(2, 0)), pair(ev(1, 0), ev(2, 0))];
         vc.reduce(ev(2, 0), &mut c, &mut kept, &[1, 1, 1]);
-        assert_eq!(kept, vec![pair(ev(0, 0), ev(1, 0)), pair(ev(1, 0), ev(2, 0))]);
+        assert_eq!(
+            kept,
+            vec![pair(ev(0, 0), ev(1, 0)), pair(ev(1, 0), ev(2, 0))]
+        );
     }
 
     #[test]
@@ -311,11 +337,21 @@ mod tests {
         // 1:0 -> 0:5 kept; 0:5 knows 1:0 but not 1:1.
         let mut vc = VectorClocks::new();
         let mut kept = Vec::new();
-        vc.reduce(ev(0, 5), &mut vec![pair(ev(1, 0), ev(0, 5))], &mut kept, &[6, 2]);
+        vc.reduce(
+            ev(0, 5),
+            &mut vec![pair(ev(1, 0), ev(0, 5))],
+            &mut kept,
+            &[6, 2],
+        );
         assert_eq!(vc.component(ev(0, 5), 1), 1);
         assert_eq!(vc.component(ev(0, 4), 1), 0);
         assert_eq!(vc.component(ev(0, 9), 1), 1);
-        vc.reduce(ev(0, 6), &mut vec![pair(ev(1, 1), ev(0, 6))], &mut kept, &[7, 2]);
+        vc.reduce(
+            ev(0, 6),
+            &mut vec![pair(ev(1, 1), ev(0, 6))],
+            &mut kept,
+            &[7, 2],
+        );
         assert_eq!(kept.len(), 2);
     }
 }

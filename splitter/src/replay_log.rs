@@ -100,7 +100,8 @@ impl ThreadLog {
     /// Writes the log to `path` and flushes it to disk.
     pub fn write(&self, path: &Path) -> Result<()> {
         let mut file = File::create(path).map_err(SplitError::io(path))?;
-        file.write_all(&self.encode()).map_err(SplitError::io(path))?;
+        file.write_all(&self.encode())
+            .map_err(SplitError::io(path))?;
         file.sync_all().map_err(SplitError::io(path))
     }
 
@@ -212,12 +213,18 @@ impl Decoder<'_> {
             return Err(self.truncated(b.len(), "header"));
         }
         if usize::from(self.u16_at(10)) != REPLAY_LOG_HEADER_LEN {
-            return Err(self.corrupt(10, format!("header length {} (expected 48)", self.u16_at(10))));
+            return Err(self.corrupt(
+                10,
+                format!("header length {} (expected 48)", self.u16_at(10)),
+            ));
         }
         let thread = self.u32_at(12);
         let threads = self.u32_at(16);
         if thread >= threads {
-            return Err(self.corrupt(12, format!("thread {thread} of a trace of {threads} threads")));
+            return Err(self.corrupt(
+                12,
+                format!("thread {thread} of a trace of {threads} threads"),
+            ));
         }
         let granule = self.u32_at(20);
         if !granule.is_power_of_two() {
@@ -234,7 +241,10 @@ impl Decoder<'_> {
         // A sync point takes at least 5 bytes: bound the allocation by the file.
         let body = (self.end - self.pos) as u64;
         if count > body / 5 + 1 {
-            return Err(self.corrupt(40, format!("{count} sync points cannot fit in {body} bytes")));
+            return Err(self.corrupt(
+                40,
+                format!("{count} sync points cannot fit in {body} bytes"),
+            ));
         }
         let mut sync_points = Vec::with_capacity(count as usize);
         let mut expected = 0u64;
@@ -246,14 +256,20 @@ impl Decoder<'_> {
             let index = expected
                 .checked_add(delta)
                 .filter(|&i| i < accesses)
-                .ok_or_else(|| self.corrupt(at, format!("sync point index beyond the thread's {accesses} accesses")))?;
+                .ok_or_else(|| {
+                    self.corrupt(
+                        at,
+                        format!("sync point index beyond the thread's {accesses} accesses"),
+                    )
+                })?;
             expected = index + 1;
             if self.pos >= self.end {
                 return Err(self.truncated(at, "sync point"));
             }
             let flags = b[self.pos];
-            let kind = EventKind::from_code(flags & 0x3f)
-                .ok_or_else(|| self.corrupt(self.pos, format!("unknown event kind {}", flags & 0x3f)))?;
+            let kind = EventKind::from_code(flags & 0x3f).ok_or_else(|| {
+                self.corrupt(self.pos, format!("unknown event kind {}", flags & 0x3f))
+            })?;
             let notify = Notify::from_code(flags >> 6)
                 .ok_or_else(|| self.corrupt(self.pos, "notify field 3 is undefined"))?;
             self.pos += 1;
@@ -272,7 +288,12 @@ impl Decoder<'_> {
                 let thread = u32::try_from(t)
                     .ok()
                     .filter(|&t| t < threads)
-                    .ok_or_else(|| self.corrupt(wait_at, format!("wait on thread {t} of a trace of {threads} threads")))?;
+                    .ok_or_else(|| {
+                        self.corrupt(
+                            wait_at,
+                            format!("wait on thread {t} of a trace of {threads} threads"),
+                        )
+                    })?;
                 waits.push(EventRef { thread, index });
             }
             sync_points.push(SyncPoint {
@@ -361,7 +382,10 @@ mod tests {
                     kind: EventKind::ThreadStart,
                     addr: rr_lite_trace::pseudo::thread_start(1),
                     site: 0x5555_0000_1234,
-                    waits: vec![EventRef { thread: 0, index: 7 }],
+                    waits: vec![EventRef {
+                        thread: 0,
+                        index: 7,
+                    }],
                     notify: Notify::None,
                 },
                 SyncPoint {
@@ -377,7 +401,16 @@ mod tests {
                     kind: EventKind::MutexLock,
                     addr: 0x7fff_0000,
                     site: 0x5555_0000_2000,
-                    waits: vec![EventRef { thread: 0, index: 8 }, EventRef { thread: 2, index: 1 << 40 }],
+                    waits: vec![
+                        EventRef {
+                            thread: 0,
+                            index: 8,
+                        },
+                        EventRef {
+                            thread: 2,
+                            index: 1 << 40,
+                        },
+                    ],
                     notify: Notify::Signal,
                 },
             ],
@@ -399,7 +432,10 @@ mod tests {
             let msg = err.to_string();
             assert!(msg.starts_with("t.sync: "), "{msg}");
             assert!(
-                matches!(err, SplitError::Truncated { .. } | SplitError::Corrupt { .. }),
+                matches!(
+                    err,
+                    SplitError::Truncated { .. } | SplitError::Corrupt { .. }
+                ),
                 "len {len}: {msg}"
             );
         }
@@ -425,7 +461,10 @@ mod tests {
         for i in REPLAY_LOG_HEADER_LEN..bytes.len() {
             let mut bad = bytes.clone();
             bad[i] ^= 0x10;
-            assert!(ThreadLog::decode(&bad, Path::new("x")).is_err(), "flip at {i} not caught");
+            assert!(
+                ThreadLog::decode(&bad, Path::new("x")).is_err(),
+                "flip at {i} not caught"
+            );
         }
     }
 

@@ -196,7 +196,11 @@ impl SyncPlan {
         let mut logs = Vec::with_capacity(threads);
         let mut points = self.points.into_iter();
         for t in 0..threads {
-            let summary = analysis.threads.get(t).copied().unwrap_or(ThreadSummary::default());
+            let summary = analysis
+                .threads
+                .get(t)
+                .copied()
+                .unwrap_or(ThreadSummary::default());
             let mut sync_points = Vec::new();
             for p in points.next().unwrap_or_default() {
                 let Some((kind, addr, site)) = p.event else {

@@ -7,10 +7,12 @@ use std::path::Path;
 
 use rr_lite_splitter::replay_log::{SPLIT_TMP_DIR, STATS_FILE};
 use rr_lite_splitter::{
-    Algorithm, EventRef, Notify, Reduction, SPLIT_DIR, SplitError, SplitOptions, ThreadLog, analyze_events,
-    read_split, replay_log_name, split_trace, thread_logs_from_events,
+    Algorithm, EventRef, Notify, Reduction, SPLIT_DIR, SplitError, SplitOptions, ThreadLog,
+    analyze_events, read_split, replay_log_name, split_trace, thread_logs_from_events,
 };
-use rr_lite_trace::{ACCESS_HASH_SEED, EventKind, RecordedEvent, TraceDir, TraceError, fold_access_hash};
+use rr_lite_trace::{
+    ACCESS_HASH_SEED, EventKind, RecordedEvent, TraceDir, TraceError, fold_access_hash,
+};
 
 use EventKind::{Read, Rmw, Write};
 
@@ -21,7 +23,11 @@ fn ev(thread: u32, index: u64) -> EventRef {
     EventRef { thread, index }
 }
 
-fn split_dir_events(events: &[RecordedEvent], threads: u32, options: &SplitOptions) -> (tempfile::TempDir, Vec<ThreadLog>) {
+fn split_dir_events(
+    events: &[RecordedEvent],
+    threads: u32,
+    options: &SplitOptions,
+) -> (tempfile::TempDir, Vec<ThreadLog>) {
     let dir = tempfile::tempdir().unwrap();
     common::write_trace(dir.path(), threads, events);
     let trace = TraceDir::open(dir.path()).unwrap();
@@ -38,12 +44,20 @@ fn assert_no_output(dir: &Path) {
 #[test]
 fn raw_group_then_war_places_broadcast_and_waits() {
     // t0 writes X; t1 and t2 read it; t0 writes it again.
-    let events = common::events(&[(0, Write, X, 8), (1, Read, X, 8), (2, Read, X, 8), (0, Write, X, 8)]);
+    let events = common::events(&[
+        (0, Write, X, 8),
+        (1, Read, X, 8),
+        (2, Read, X, 8),
+        (0, Write, X, 8),
+    ]);
     let (_dir, logs) = split_dir_events(&events, 3, &SplitOptions::default());
     assert_eq!(logs.len(), 3);
     let t0 = &logs[0].sync_points;
     assert_eq!(t0.len(), 2);
-    assert_eq!((t0[0].index, t0[0].notify, t0[0].waits.len()), (0, Notify::Broadcast, 0));
+    assert_eq!(
+        (t0[0].index, t0[0].notify, t0[0].waits.len()),
+        (0, Notify::Broadcast, 0)
+    );
     assert_eq!(t0[1].waits, vec![ev(1, 0), ev(2, 0)]);
     assert_eq!((t0[1].kind, t0[1].addr), (Write, X));
     for t in [1, 2] {
@@ -61,10 +75,18 @@ fn raw_group_then_war_places_broadcast_and_waits() {
 
 #[test]
 fn waw_signals_once_and_private_accesses_are_not_sync_points() {
-    let events = common::events(&[(0, Write, Y, 8), (0, Write, X, 8), (1, Read, Y + 64, 8), (1, Rmw, X, 8)]);
+    let events = common::events(&[
+        (0, Write, Y, 8),
+        (0, Write, X, 8),
+        (1, Read, Y + 64, 8),
+        (1, Rmw, X, 8),
+    ]);
     let (_dir, logs) = split_dir_events(&events, 2, &SplitOptions::default());
     assert_eq!(logs[0].sync_points.len(), 1);
-    assert_eq!((logs[0].sync_points[0].index, logs[0].sync_points[0].notify), (1, Notify::Signal));
+    assert_eq!(
+        (logs[0].sync_points[0].index, logs[0].sync_points[0].notify),
+        (1, Notify::Signal)
+    );
     assert_eq!(logs[1].sync_points.len(), 1);
     assert_eq!(logs[1].sync_points[0].index, 1);
     assert_eq!(logs[1].sync_points[0].waits, vec![ev(0, 1)]);
@@ -91,8 +113,10 @@ fn trace_split_equals_in_memory_split_and_writes_stats() {
             let mut analysis = analyze_events(&events, &options).unwrap();
             let expected = thread_logs_from_events(&mut analysis, &events).unwrap();
             assert_eq!(logs, expected, "{algorithm} {reduction}");
-            let stats: serde_json::Value =
-                serde_json::from_slice(&std::fs::read(dir.path().join(SPLIT_DIR).join(STATS_FILE)).unwrap()).unwrap();
+            let stats: serde_json::Value = serde_json::from_slice(
+                &std::fs::read(dir.path().join(SPLIT_DIR).join(STATS_FILE)).unwrap(),
+            )
+            .unwrap();
             assert_eq!(stats["entries"], 400);
             assert_eq!(stats["reduction"], reduction.name());
             assert_eq!(stats["pairs_kept"]["RAW"], analysis.stats.pairs_kept.raw);
@@ -136,7 +160,12 @@ fn missing_thread_log_is_an_error_and_writes_nothing() {
 
 #[test]
 fn truncated_thread_log_is_an_error_and_writes_nothing() {
-    let events = common::events(&[(0, Write, X, 8), (1, Read, X, 8), (0, Write, X, 8), (1, Read, X, 8)]);
+    let events = common::events(&[
+        (0, Write, X, 8),
+        (1, Read, X, 8),
+        (0, Write, X, 8),
+        (1, Read, X, 8),
+    ]);
     let dir = tempfile::tempdir().unwrap();
     common::write_trace(dir.path(), 2, &events);
     let path = dir.path().join("thread-0000.log");
@@ -161,7 +190,10 @@ fn newer_trace_version_is_an_error() {
     common::write_trace(dir.path(), 1, &events);
     std::fs::write(dir.path().join("version"), "99\n").unwrap();
     let err = TraceDir::open(dir.path()).unwrap_err();
-    assert!(matches!(err, TraceError::NewerVersion { found: 99, .. }), "{err}");
+    assert!(
+        matches!(err, TraceError::NewerVersion { found: 99, .. }),
+        "{err}"
+    );
     // And a newer thread log format.
     std::fs::write(dir.path().join("version"), "1\n").unwrap();
     let path = dir.path().join("thread-0000.log");
@@ -170,14 +202,27 @@ fn newer_trace_version_is_an_error() {
     std::fs::write(&path, bytes).unwrap();
     let trace = TraceDir::open(dir.path()).unwrap();
     let err = split_trace(&trace, &SplitOptions::default(), None).unwrap_err();
-    assert!(matches!(err, SplitError::Trace(TraceError::NewerVersion { .. })), "{err}");
+    assert!(
+        matches!(err, SplitError::Trace(TraceError::NewerVersion { .. })),
+        "{err}"
+    );
     assert_no_output(dir.path());
 }
 
 #[test]
 fn bad_granule_is_refused_before_anything_is_read() {
-    let err = analyze_events(&[], &SplitOptions { granule: 12, ..SplitOptions::default() }).unwrap_err();
-    assert!(matches!(err, SplitError::BadGranule { granule: 12, .. }), "{err}");
+    let err = analyze_events(
+        &[],
+        &SplitOptions {
+            granule: 12,
+            ..SplitOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, SplitError::BadGranule { granule: 12, .. }),
+        "{err}"
+    );
 }
 
 #[test]
@@ -188,17 +233,32 @@ fn read_split_reports_missing_and_corrupt_logs() {
     let bytes = std::fs::read(&log1).unwrap();
     std::fs::write(&log1, &bytes[..bytes.len() - 3]).unwrap();
     let err = read_split(dir.path()).unwrap_err().to_string();
-    assert!(err.contains("thread-0001.sync") && err.contains("byte"), "{err}");
+    assert!(
+        err.contains("thread-0001.sync") && err.contains("byte"),
+        "{err}"
+    );
     std::fs::remove_file(&log1).unwrap();
     let err = read_split(dir.path()).unwrap_err();
-    assert!(matches!(err, SplitError::MissingReplayLog { threads: 2, .. }), "{err}");
+    assert!(
+        matches!(err, SplitError::MissingReplayLog { threads: 2, .. }),
+        "{err}"
+    );
     let unsplit = tempfile::tempdir().unwrap();
-    assert!(matches!(read_split(unsplit.path()).unwrap_err(), SplitError::NotSplit { .. }));
+    assert!(matches!(
+        read_split(unsplit.path()).unwrap_err(),
+        SplitError::NotSplit { .. }
+    ));
 }
 
 #[test]
 fn topology_exports_dot_and_json() {
-    let events = common::events(&[(0, Write, X, 8), (1, Read, X, 8), (2, Read, X, 8), (0, Write, X, 8), (1, Write, X, 8)]);
+    let events = common::events(&[
+        (0, Write, X, 8),
+        (1, Read, X, 8),
+        (2, Read, X, 8),
+        (0, Write, X, 8),
+        (1, Write, X, 8),
+    ]);
     let dir = tempfile::tempdir().unwrap();
     common::write_trace(dir.path(), 3, &events);
     let trace = TraceDir::open(dir.path()).unwrap();
@@ -213,7 +273,13 @@ fn topology_exports_dot_and_json() {
         && e["to"] == serde_json::json!({"thread": 1, "index": 0})));
     assert!(edges.iter().any(|e| e["kind"] == "WAR"));
     assert!(edges.iter().any(|e| e["kind"] == "WAW"));
-    assert!(json["nodes"].as_array().unwrap().iter().all(|n| n["site_label"].as_str().unwrap().starts_with("prog.c:")));
+    assert!(
+        json["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|n| n["site_label"].as_str().unwrap().starts_with("prog.c:"))
+    );
     let dot = topology.to_dot(None);
     assert!(dot.starts_with("digraph"));
     assert!(dot.contains("\"0:0\" -> \"1:0\" [label=\"RAW\""), "{dot}");

@@ -12,7 +12,12 @@ use rr_lite_splitter::{
 };
 use rr_lite_trace::RecordedEvent;
 
-fn run(events: &[RecordedEvent], algorithm: Algorithm, reduction: Reduction, granule: u64) -> Analysis {
+fn run(
+    events: &[RecordedEvent],
+    algorithm: Algorithm,
+    reduction: Reduction,
+    granule: u64,
+) -> Analysis {
     let options = SplitOptions {
         algorithm,
         reduction,
@@ -57,7 +62,11 @@ fn granules(e: &RecordedEvent, shift: u32) -> std::ops::RangeInclusive<u64> {
 
 /// Every conflicting pair a-before-b (same granule, different threads, at
 /// least one write) must have b reachable from a.
-fn check_oracle(events: &[RecordedEvent], analysis: &Analysis, granule: u64) -> Result<(), TestCaseError> {
+fn check_oracle(
+    events: &[RecordedEvent],
+    analysis: &Analysis,
+    granule: u64,
+) -> Result<(), TestCaseError> {
     let shift = granule.trailing_zeros();
     for (i, a) in events.iter().enumerate() {
         for b in &events[i + 1..] {
@@ -69,8 +78,14 @@ fn check_oracle(events: &[RecordedEvent], analysis: &Analysis, granule: u64) -> 
                 continue;
             }
             let (ra, rb) = (
-                EventRef { thread: a.thread, index: a.index },
-                EventRef { thread: b.thread, index: b.index },
+                EventRef {
+                    thread: a.thread,
+                    index: a.index,
+                },
+                EventRef {
+                    thread: b.thread,
+                    index: b.index,
+                },
             );
             prop_assert!(
                 reachable(events, &analysis.pairs, ra, rb),

@@ -11,6 +11,7 @@ pub mod dir;
 pub mod error;
 pub mod event;
 pub mod header;
+pub mod plan;
 pub mod reader;
 
 pub use dir::{GlobalOrder, OrderedEvent, TraceDir, resolve_trace};

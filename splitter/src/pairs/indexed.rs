@@ -74,8 +74,7 @@ impl ReaderSlot {
 enum Readers {
     None,
     One(ReaderSlot),
-    /// Boxed: rare, and a thin pointer keeps every granule's state small.
-    Many(Box<Vec<ReaderSlot>>),
+    Many(Vec<ReaderSlot>),
 }
 
 /// Marks "no write yet" in [`GranuleState::writer_thread`]; the analysis
@@ -121,7 +120,13 @@ impl IndexedFinder {
     }
 
     #[inline]
-    pub(crate) fn access(&mut self, granule: u64, event: EventRef, writes: bool, sink: &mut PairSink) {
+    pub(crate) fn access(
+        &mut self,
+        granule: u64,
+        event: EventRef,
+        writes: bool,
+        sink: &mut PairSink,
+    ) {
         let state = self.states.entry(granule).or_insert(EMPTY);
         if writes {
             let readers = std::mem::replace(&mut state.readers, Readers::None);
@@ -137,7 +142,7 @@ impl IndexedFinder {
                 }
                 Readers::One(slot) => war(slot, event, sink),
                 Readers::Many(slots) => {
-                    for slot in *slots {
+                    for slot in slots {
                         war(slot, event, sink);
                     }
                 }
@@ -163,7 +168,7 @@ impl IndexedFinder {
                     slot.index = event.index;
                     slot.count = slot.count.saturating_add(1);
                 }
-                Readers::One(slot) => state.readers = Readers::Many(Box::new(vec![*slot, new])),
+                Readers::One(slot) => state.readers = Readers::Many(vec![*slot, new]),
                 Readers::Many(slots) => {
                     let same = if self.collapse {
                         slots.iter_mut().rev().find(|s| s.thread == event.thread)
@@ -193,7 +198,9 @@ impl IndexedFinder {
             .states
             .values()
             .map(|s| match &s.readers {
-                Readers::Many(v) => size_of::<Vec<ReaderSlot>>() + v.capacity() * size_of::<ReaderSlot>(),
+                Readers::Many(v) => {
+                    size_of::<Vec<ReaderSlot>>() + v.capacity() * size_of::<ReaderSlot>()
+                }
                 _ => 0,
             })
             .sum();
@@ -221,6 +228,10 @@ mod tests {
     #[test]
     fn state_stays_small() {
         // SPEC: <= 200 bytes per distinct granule, hash table overhead included.
-        assert!(size_of::<(u64, GranuleState)>() <= 48, "{}", size_of::<(u64, GranuleState)>());
+        assert!(
+            size_of::<(u64, GranuleState)>() <= 48,
+            "{}",
+            size_of::<(u64, GranuleState)>()
+        );
     }
 }

@@ -59,7 +59,11 @@ pub enum DependencyKind {
 }
 
 impl DependencyKind {
-    pub const ALL: [DependencyKind; 3] = [DependencyKind::War, DependencyKind::Raw, DependencyKind::Waw];
+    pub const ALL: [DependencyKind; 3] = [
+        DependencyKind::War,
+        DependencyKind::Raw,
+        DependencyKind::Waw,
+    ];
 
     /// "WAR", "RAW" or "WAW".
     pub fn name(self) -> &'static str {

@@ -46,7 +46,13 @@ impl WorklistFinder {
         WorklistFinder::default()
     }
 
-    pub(crate) fn access(&mut self, granule: u64, event: EventRef, writes: bool, sink: &mut PairSink) {
+    pub(crate) fn access(
+        &mut self,
+        granule: u64,
+        event: EventRef,
+        writes: bool,
+        sink: &mut PairSink,
+    ) {
         let position = self.queue.iter().rposition(|item| item.granule == granule);
         let open = match position {
             None => None,
@@ -81,7 +87,13 @@ impl WorklistFinder {
                 OpenPair::Write(event)
             }
             // a read joining an existing RAW group only joins the group.
-            (Some(OpenPair::RawGroup { writer, mut readers }), false) => {
+            (
+                Some(OpenPair::RawGroup {
+                    writer,
+                    mut readers,
+                }),
+                false,
+            ) => {
                 sink.pair(writer, event, DependencyKind::Raw);
                 readers.push(event);
                 OpenPair::RawGroup { writer, readers }

@@ -6,7 +6,9 @@
 use std::path::Path;
 
 use proptest::prelude::*;
-use rr_lite_trace::codec::{DeltaState, Entry, FORMAT_VERSION, MAX_ENTRY_LEN, NO_PARENT, ThreadLogHeader, encode_entry};
+use rr_lite_trace::codec::{
+    DeltaState, Entry, FORMAT_VERSION, MAX_ENTRY_LEN, NO_PARENT, ThreadLogHeader, encode_entry,
+};
 use rr_lite_trace::dir::{VERSION_FILE, thread_log_name};
 use rr_lite_trace::{EventKind, RecordedEvent};
 
@@ -102,7 +104,9 @@ pub fn random_log(max_threads: u32, max_len: usize) -> impl Strategy<Value = Vec
                 prop_oneof![4 => Just(0u64), 1 => 1u64..8],
                 prop_oneof![6 => Just(8u64), 1 => Just(4u64), 1 => Just(16u64), 1 => Just(1u64)],
             )
-                .prop_map(|(t, kind, slot, offset, size)| (t, kind, 0x1000 + 8 * slot + offset, size)),
+                .prop_map(|(t, kind, slot, offset, size)| {
+                    (t, kind, 0x1000 + 8 * slot + offset, size)
+                }),
             1..max_len,
         )
         .prop_map(|raw| events(&raw))

@@ -1,0 +1,309 @@
+//! Replay plans and the replay state file: what the replayer hands the
+//! runtime in replay mode (docs/FORMAT.md, "Replay plans").
+//!
+//! A plan lists, for one thread, the events at which replay must do
+//! something: wait for other threads (the splitter's sync points), publish
+//! its progress for waiters, return a recorded result instead of calling the
+//! real function, or check that the event is the recorded one. Records have a
+//! fixed size so the runtime can use the mapped file in place, without
+//! decoding or allocating.
+//!
+//! The state file is shared (mapped) by every thread of the replayed program
+//! and read by the replayer: per-thread progress counters (what waits wait
+//! on), wait status for the deadlock watchdog, and the divergence report.
+
+use crate::event::EventKind;
+
+pub const PLAN_MAGIC: [u8; 8] = *b"RRLITE\0P";
+pub const STATE_MAGIC: [u8; 8] = *b"RRLITE\0R";
+pub const PLAN_VERSION: u16 = 1;
+pub const PLAN_HEADER_LEN: usize = 64;
+pub const POINT_LEN: usize = 40;
+pub const WAIT_LEN: usize = 16;
+/// Name of thread `t`'s plan inside a replay session directory.
+pub fn plan_name(t: u32) -> String {
+    format!("thread-{t:04}.plan")
+}
+/// Name of the state file inside a replay session directory.
+pub const STATE_FILE: &str = "state";
+/// Environment variable naming the replay session (16 hex digits). The
+/// recorder sets a placeholder of the same length, so the program's
+/// environment, and with it its stack layout, is byte-for-byte the same size
+/// at record and at replay.
+pub const SESSION_ENV: &str = "RR_LITE_SESSION";
+pub const SESSION_PLACEHOLDER: &str = "0000000000000000";
+/// Session directory inside the trace: `replay-<session>`.
+pub fn session_dir_name(session: &str) -> String {
+    format!("replay-{session}")
+}
+/// Exit status of a replay that diverged from the recording.
+pub const DIVERGENCE_STATUS: i32 = 86;
+/// Exit status of a replay stopped by the deadlock watchdog.
+pub const DEADLOCK_STATUS: i32 = 87;
+
+/// Point flags.
+pub mod flags {
+    /// Publish progress once the event has completed (someone waits on it).
+    pub const NOTIFY: u8 = 1;
+    /// Return the recorded payload instead of calling the real function.
+    pub const PAYLOAD: u8 = 2;
+    /// Check that the event has the recorded kind and address.
+    pub const CHECK: u8 = 4;
+    /// Sequential replay: wait for the global turn `seq`.
+    pub const SEQUENCED: u8 = 8;
+}
+
+/// How the plans of a session were built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PlanMode {
+    Parallel = 1,
+    Sequential = 2,
+}
+
+/// Kinds whose recorded result replay needs (emulated calls, thread ids,
+/// heap addresses to check).
+pub fn replay_needs_payload(kind: EventKind) -> bool {
+    use EventKind::*;
+    matches!(
+        kind,
+        ThreadCreate
+            | MutexTryLock
+            | RwReadLock
+            | RwWriteLock
+            | CondWake
+            | BarrierDepart
+            | SemWait
+            | SpinLock
+            | Random
+            | Time
+            | Alloc
+            | FatalSignal
+            | ProcessExit
+    )
+}
+
+/// One point of a plan, as built by the replayer.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PlanPoint {
+    pub index: u64,
+    /// Global sequence number (sequential plans), else `u64::MAX`.
+    pub seq: u64,
+    pub addr: u64,
+    pub payload: u64,
+    /// Kind code of the recorded event (0 if unknown).
+    pub kind: u8,
+    pub flags: u8,
+    /// `(thread, index)`: wait until `thread` has completed event `index`.
+    pub waits: Vec<(u32, u64)>,
+}
+
+/// The fixed header of a plan file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanHeader {
+    pub thread: u32,
+    pub mode: PlanMode,
+    pub points: u64,
+    pub waits: u64,
+    /// Events of the thread in the recording, and their access hash.
+    pub accesses: u64,
+    pub access_hash: u64,
+}
+
+/// Encodes a plan: header, points (sorted by index), then the waits they
+/// refer to. Layout in docs/FORMAT.md.
+pub fn encode_plan(
+    thread: u32,
+    mode: PlanMode,
+    accesses: u64,
+    access_hash: u64,
+    points: &[PlanPoint],
+) -> Vec<u8> {
+    debug_assert!(points.windows(2).all(|w| w[0].index < w[1].index));
+    let waits: usize = points.iter().map(|p| p.waits.len()).sum();
+    let mut out = Vec::with_capacity(PLAN_HEADER_LEN + points.len() * POINT_LEN + waits * WAIT_LEN);
+    out.extend_from_slice(&PLAN_MAGIC);
+    out.extend_from_slice(&PLAN_VERSION.to_le_bytes());
+    out.extend_from_slice(&(PLAN_HEADER_LEN as u16).to_le_bytes());
+    out.extend_from_slice(&thread.to_le_bytes());
+    out.extend_from_slice(&(points.len() as u64).to_le_bytes());
+    out.extend_from_slice(&(waits as u64).to_le_bytes());
+    out.extend_from_slice(&accesses.to_le_bytes());
+    out.extend_from_slice(&access_hash.to_le_bytes());
+    out.push(mode as u8);
+    out.resize(PLAN_HEADER_LEN, 0);
+    let mut next_wait = 0u32;
+    for p in points {
+        out.extend_from_slice(&p.index.to_le_bytes());
+        out.extend_from_slice(&p.seq.to_le_bytes());
+        out.extend_from_slice(&p.addr.to_le_bytes());
+        out.extend_from_slice(&p.payload.to_le_bytes());
+        out.extend_from_slice(&next_wait.to_le_bytes());
+        out.extend_from_slice(&(p.waits.len() as u16).to_le_bytes());
+        out.push(p.kind);
+        out.push(p.flags);
+        next_wait += p.waits.len() as u32;
+    }
+    for p in points {
+        for &(t, i) in &p.waits {
+            out.extend_from_slice(&t.to_le_bytes());
+            out.extend_from_slice(&0u32.to_le_bytes());
+            out.extend_from_slice(&i.to_le_bytes());
+        }
+    }
+    out
+}
+
+/// Checks a plan's header and sizes; returns the header. Used by the
+/// runtime before it trusts the mapped file, and by tests.
+pub fn check_plan(bytes: &[u8]) -> Result<PlanHeader, &'static str> {
+    if bytes.len() < PLAN_HEADER_LEN || bytes[..8] != PLAN_MAGIC {
+        return Err("not a replay plan");
+    }
+    let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
+    let u32_at =
+        |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+    let u64_at = |i: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&bytes[i..i + 8]);
+        u64::from_le_bytes(b)
+    };
+    if u16_at(8) != PLAN_VERSION || usize::from(u16_at(10)) != PLAN_HEADER_LEN {
+        return Err("replay plan of another version");
+    }
+    let mode = match bytes[48] {
+        1 => PlanMode::Parallel,
+        2 => PlanMode::Sequential,
+        _ => return Err("unknown plan mode"),
+    };
+    let header = PlanHeader {
+        thread: u32_at(12),
+        points: u64_at(16),
+        waits: u64_at(24),
+        accesses: u64_at(32),
+        access_hash: u64_at(40),
+        mode,
+    };
+    let expected = (header.points as u128) * POINT_LEN as u128
+        + (header.waits as u128) * WAIT_LEN as u128
+        + PLAN_HEADER_LEN as u128;
+    if expected != bytes.len() as u128 {
+        return Err("replay plan size does not match its header");
+    }
+    Ok(header)
+}
+
+/// Layout of the replay state file (all fields little-endian, naturally
+/// aligned, accessed atomically by the runtime).
+pub mod state {
+    /// Header size; per-thread slots follow.
+    pub const HEADER_LEN: usize = 128;
+    pub const SLOT_LEN: usize = 64;
+    pub const THREADS: usize = 12;
+    /// Sequential replay: global sequence number whose turn it is.
+    pub const TURN: usize = 16;
+    pub const TURN_FUTEX: usize = 24;
+    pub const TURN_SLEEPERS: usize = 28;
+    /// Non-zero once a thread diverged: a [`Divergence`] code.
+    pub const DIVERGED: usize = 32;
+    pub const DIV_THREAD: usize = 40;
+    pub const DIV_INDEX: usize = 48;
+    pub const DIV_EXPECTED_KIND: usize = 56;
+    pub const DIV_ACTUAL_KIND: usize = 60;
+    pub const DIV_EXPECTED_ADDR: usize = 64;
+    pub const DIV_ACTUAL_ADDR: usize = 72;
+    pub const DIV_ACTUAL_SITE: usize = 80;
+    pub const DIV_EXPECTED_VALUE: usize = 88;
+    pub const DIV_ACTUAL_VALUE: usize = 96;
+    /// In a slot: events completed (waits are on it).
+    pub const DONE: usize = 0;
+    pub const FUTEX: usize = 8;
+    pub const SLEEPERS: usize = 12;
+    /// A [`ThreadStatus`] code.
+    pub const STATUS: usize = 16;
+    pub const WAIT_THREAD: usize = 20;
+    pub const WAIT_INDEX: usize = 24;
+    /// Events counted so far (for reports).
+    pub const INDEX: usize = 32;
+
+    pub fn len(threads: u32) -> usize {
+        HEADER_LEN + threads as usize * SLOT_LEN
+    }
+
+    pub fn slot(thread: u32) -> usize {
+        HEADER_LEN + thread as usize * SLOT_LEN
+    }
+}
+
+/// What diverged (state file `DIVERGED`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Divergence {
+    /// An event is not the recorded one (kind or address).
+    Event = 1,
+    /// At thread exit, the number or hash of events differs.
+    Summary = 2,
+    /// An allocator call returned another address.
+    HeapAddress = 3,
+    /// A thread the recording does not have (more threads created).
+    UnknownThread = 4,
+    /// A real call gave another result than the recorded one.
+    Result = 5,
+    /// The wait-for-turn of sequential replay timed out on an event the
+    /// recording does not have.
+    Missing = 6,
+}
+
+impl Divergence {
+    pub fn from_code(code: u32) -> Option<Divergence> {
+        use Divergence::*;
+        [Event, Summary, HeapAddress, UnknownThread, Result, Missing]
+            .into_iter()
+            .find(|d| *d as u32 == code)
+    }
+}
+
+/// A thread's status in the state file, for the watchdog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum ThreadStatus {
+    NotStarted = 0,
+    Running = 1,
+    /// Parked in a replay wait (spun first).
+    Waiting = 2,
+    Exited = 3,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_round_trips_through_check() {
+        let points = vec![
+            PlanPoint {
+                index: 3,
+                seq: u64::MAX,
+                addr: 0x10,
+                payload: 0,
+                kind: EventKind::Write as u8,
+                flags: flags::NOTIFY | flags::CHECK,
+                waits: vec![],
+            },
+            PlanPoint {
+                index: 9,
+                waits: vec![(1, 4), (2, 0)],
+                flags: flags::CHECK,
+                ..Default::default()
+            },
+        ];
+        let bytes = encode_plan(2, PlanMode::Parallel, 10, 77, &points);
+        let h = check_plan(&bytes).unwrap();
+        assert_eq!(
+            (h.thread, h.points, h.waits, h.accesses, h.access_hash),
+            (2, 2, 2, 10, 77)
+        );
+        assert!(check_plan(&bytes[..bytes.len() - 1]).is_err());
+        assert!(check_plan(b"nonsense").is_err());
+    }
+}
