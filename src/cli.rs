@@ -33,6 +33,9 @@ enum Command {
     Dump(crate::dump_cmd::DumpArgs),
     /// Summarise a trace: program, threads, events, bytes, time.
     Info(crate::info_cmd::InfoArgs),
+    /// Re-run the recorded program, reproducing the recorded interleaving.
+    #[command(after_help = crate::replay_cmd::STATUS_HELP)]
+    Replay(crate::replay_cmd::ReplayArgs),
     /// Find the cross-thread dependencies and write per-thread replay logs into TRACE/split/.
     Split(crate::split_cmd::SplitArgs),
     /// Export the dependency graph of a trace (DOT or JSON).
@@ -61,6 +64,7 @@ impl Cli {
             Command::Record(a) => crate::record_cmd::run(a),
             Command::Dump(a) => crate::dump_cmd::run(a),
             Command::Info(a) => crate::info_cmd::run(a),
+            Command::Replay(a) => crate::replay_cmd::run(a),
             Command::Split(a) => crate::split_cmd::run(a),
             Command::Graph(a) => crate::graph_cmd::run(a),
             Command::Demo(a) => crate::demo_cmd::run(a),

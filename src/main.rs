@@ -12,6 +12,7 @@ mod graph_cmd;
 mod info_cmd;
 mod output;
 mod record_cmd;
+mod replay_cmd;
 mod split_cmd;
 
 use std::ffi::OsString;

@@ -5,6 +5,7 @@
 
 mod error;
 mod instrumented;
+pub mod process;
 pub mod runtime;
 pub mod session;
 pub mod toolchain;

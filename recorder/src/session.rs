@@ -6,23 +6,24 @@
 //! Nothing is lost on a crash: the runtime's logs are shared file mappings
 //! that outlive the process, and the recorder only reads them afterwards.
 //! Ctrl-C reaches the program (same process group); the recorder ignores it
-//! and finalises the trace of the interrupted run. SIGTERM and SIGHUP are
-//! forwarded to the program.
+//! and finalises the trace of the interrupted run (see `process`).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use rr_lite_trace::codec::{FORMAT_VERSION, HEADER_LEN};
 use rr_lite_trace::dir::{
     HEADER_FILE, INCOMPLETE_FILE, LATEST_LINK, VERSION_FILE, default_base_dir,
 };
 use rr_lite_trace::header::HEADER_MAGIC;
+use rr_lite_trace::plan::{SESSION_ENV, SESSION_PLACEHOLDER};
 use rr_lite_trace::{ProgramEnding, TraceDir, TraceHeader};
 
 use crate::RecordError;
 use crate::instrumented::{Instrumentation, check_instrumentation};
+use crate::process::Tick;
 
 /// Environment the runtime reads (must match the runtime's `mode` module).
 pub const MODE_ENV: &str = "RR_LITE_MODE";
@@ -104,7 +105,7 @@ fn create_trace_dir(output: Option<&Path>, program: &Path) -> Result<PathBuf, Re
 /// The environment the program runs with (and that replay will reuse).
 fn program_environment(trace: &Path) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = std::env::vars()
-        .filter(|(k, _)| k != MODE_ENV && k != TRACE_ENV)
+        .filter(|(k, _)| k != MODE_ENV && k != TRACE_ENV && k != SESSION_ENV)
         .collect();
     match env.iter_mut().find(|(k, _)| k == "GLIBC_TUNABLES") {
         Some((_, v)) if !v.contains("arena_max") => *v = format!("{v}:{MALLOC_TUNABLE}"),
@@ -113,41 +114,9 @@ fn program_environment(trace: &Path) -> Vec<(String, String)> {
     }
     env.push((MODE_ENV.into(), "record".into()));
     env.push((TRACE_ENV.into(), trace.to_string_lossy().into_owned()));
+    // Replay puts its session id here: same length, same stack layout.
+    env.push((SESSION_ENV.into(), SESSION_PLACEHOLDER.into()));
     env
-}
-
-/// Runs the program to its end, forwarding SIGTERM/SIGHUP, ignoring SIGINT.
-fn run_program(cmd: &mut Command, program: &Path) -> Result<ProgramEnding, RecordError> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    use std::os::unix::process::ExitStatusExt;
-
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
-        .map_err(RecordError::io("signal handlers"))?;
-    let mut child = cmd.spawn().map_err(|source| RecordError::Spawn {
-        path: program.to_path_buf(),
-        source,
-    })?;
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    let handle = signals.handle();
-    let forwarder = std::thread::spawn(move || {
-        for signal in signals.forever() {
-            if signal == SIGINT {
-                continue;
-            }
-            if let Ok(sig) = nix::sys::signal::Signal::try_from(signal) {
-                let _ = nix::sys::signal::kill(pid, sig);
-            }
-        }
-    });
-    let status = child.wait().map_err(RecordError::io(program));
-    handle.close();
-    let _ = forwarder.join();
-    let status = status?;
-    Ok(match (status.code(), status.signal()) {
-        (Some(code), _) => ProgramEnding::Exited { code },
-        (None, Some(signal)) => ProgramEnding::Signaled { signal },
-        (None, None) => ProgramEnding::Exited { code: -1 },
-    })
 }
 
 /// Records one run of `options.program`.
@@ -182,12 +151,8 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
             .iter()
             .map(|a| a.to_string_lossy().into_owned()),
     );
-    // Replay needs the same addresses: ASLR off for the program (inherited
-    // through exec; harmless for the recorder, which is already running).
-    let _ = nix::sys::personality::set(
-        nix::sys::personality::get().unwrap_or(nix::sys::personality::Persona::empty())
-            | nix::sys::personality::Persona::ADDR_NO_RANDOMIZE,
-    );
+    // Replay needs the same addresses.
+    crate::process::disable_aslr_for_children();
     let mut cmd = Command::new(&program);
     cmd.args(&options.args)
         .env_clear()
@@ -197,7 +162,9 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
 
     let started = SystemTime::now();
     let clock = Instant::now();
-    let ending = run_program(&mut cmd, &program)?;
+    let ending = crate::process::supervise(&mut cmd, &program, Duration::from_secs(3600), || {
+        Tick::Continue
+    })?;
     let wall_time_ns = clock.elapsed().as_nanos() as u64;
 
     let header = finalise(

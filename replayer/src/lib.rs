@@ -1,1 +1,17 @@
-//! replayer
+//! Replays a recorded run. `plans` turns the splitter's per-thread logs (or,
+//! for sequential replay, the global order) and the recorded results into
+//! per-thread replay plans the runtime maps in place; `session` runs the
+//! program as recorded (same path, argv, cwd, environment, ASLR off) with
+//! the runtime in replay mode, watches the shared state for a deadlock, and
+//! reads back how it ended: the program's status, a divergence, or a
+//! deadlock, with the details for a report.
+
+mod error;
+pub mod plans;
+pub mod session;
+
+pub use error::ReplayError;
+pub use plans::ensure_plans;
+pub use session::{
+    DeadlockReport, DivergenceReport, ReplayOptions, ReplayOutcome, WaitEdge, replay,
+};

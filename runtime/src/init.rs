@@ -7,9 +7,9 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use rr_lite_trace::codec::NO_PARENT;
 use rr_lite_trace::{EventKind, pseudo};
 
+use crate::events;
 use crate::log::LogWriter;
 use crate::mode::{self, Mode};
-use crate::record;
 use crate::sys;
 use crate::thread::THREAD;
 
@@ -55,7 +55,8 @@ pub fn initialise(argv: *const *const c_char, envp: *const *const c_char) {
         return;
     };
     match requested {
-        b"record" => start_recording(argv, envp),
+        b"record" => start(Mode::Record, argv, envp),
+        b"replay" => start(Mode::Replay, argv, envp),
         b"" | b"inert" => {}
         other => sys::warn(&[
             b"unknown RR_LITE_MODE '",
@@ -65,22 +66,50 @@ pub fn initialise(argv: *const *const c_char, envp: *const *const c_char) {
     }
 }
 
-fn start_recording(argv: *const *const c_char, envp: *const *const c_char) {
+/// Record and replay start the same way (same calls, same order), so the
+/// program finds the same heap and mappings in both.
+fn start(mode: Mode, argv: *const *const c_char, envp: *const *const c_char) {
     ensure_no_aslr(argv, envp);
-    let Some(dir) = lookup(envp, mode::TRACE_ENV).filter(|d| mode::set_trace_dir(d)) else {
-        sys::warn(&[b"RR_LITE_MODE=record needs RR_LITE_TRACE=<trace directory>: not recording"]);
+    let Some(dir) = lookup(envp, mode::TRACE_ENV).filter(|d| mode::TRACE_DIR.set(d)) else {
+        sys::warn(&[b"RR_LITE_MODE needs RR_LITE_TRACE=<trace directory>: running normally"]);
         return;
     };
     crate::real::resolve_all();
     crate::interpose::mem::resolve_all();
-    copy_module_map(dir);
-    THREAD.with(|t| t.enter());
-    register_thread(0, NO_PARENT);
-    THREAD.with(|t| t.leave());
+    if mode == Mode::Replay && !open_replay_session(dir, envp) {
+        // SAFETY: the replayer cannot run this program as recorded.
+        unsafe { libc::_exit(rr_lite_trace::plan::DIVERGENCE_STATUS) };
+    }
+    if mode == Mode::Record {
+        copy_module_map(dir);
+    }
+    register_thread(mode, 0, NO_PARENT);
     install_fatal_signal_handlers();
     // SAFETY: registering a handler that runs at exit with the status.
     unsafe { on_exit(at_exit, core::ptr::null_mut()) };
-    mode::set(Mode::Record);
+    mode::set(mode);
+}
+
+/// Finds the session directory and maps the shared state.
+fn open_replay_session(trace: &[u8], envp: *const *const c_char) -> bool {
+    let Some(session) = lookup(envp, mode::SESSION_ENV) else {
+        sys::warn(&[b"replay needs RR_LITE_SESSION (run it through rr-lite replay)"]);
+        return false;
+    };
+    let mut path = [0u8; 4096];
+    let prefix = b"/replay-";
+    let len = trace.len() + prefix.len() + session.len();
+    if len >= path.len() {
+        return false;
+    }
+    path[..trace.len()].copy_from_slice(trace);
+    path[trace.len()..trace.len() + prefix.len()].copy_from_slice(prefix);
+    path[trace.len() + prefix.len()..len].copy_from_slice(session);
+    if !mode::SESSION_DIR.set(&path[..len]) || !crate::replay::map_state(&path[..len]) {
+        sys::warn(&[b"cannot open the replay session in the trace directory"]);
+        return false;
+    }
+    true
 }
 
 unsafe extern "C" {
@@ -133,33 +162,55 @@ fn copy_module_map(dir: &[u8]) {
     }
 }
 
-/// Gives the calling thread its logical id and log file.
-pub fn register_thread(id: u32, parent: u32) {
-    let dir = mode::trace_dir();
+/// Gives the calling thread its logical id and its log (record) or plan
+/// (replay).
+pub fn register_thread(mode: Mode, id: u32, parent: u32) {
     THREAD.with(|t| {
         t.enter();
-        match LogWriter::create(dir, id, parent) {
-            Some(log) => t.with_log(|slot| *slot = log),
-            None => sys::warn(&[b"cannot create a thread log in the trace directory"]),
-        }
         t.id.set(id);
+        if mode == Mode::Record {
+            match LogWriter::create(mode::TRACE_DIR.get(), id, parent) {
+                Some(log) => t.with_log(|slot| *slot = log),
+                None => sys::warn(&[b"cannot create a thread log in the trace directory"]),
+            }
+        } else {
+            match crate::replay::load_plan(id) {
+                Some(plan) => crate::replay::start_thread(t, plan),
+                None => {
+                    let unknown = rr_lite_trace::plan::Divergence::UnknownThread;
+                    crate::replay::diverge(t, unknown, 0, 0, 0, 0, u64::from(id), 0)
+                }
+            }
+        }
         t.leave();
     });
 }
 
-/// Logs the thread's exit, releases its stripes and closes its log; later
-/// hooks on this thread (TLS destructors) are not recorded.
+/// Logs the thread's exit and ends its part: record releases its stripes
+/// and closes its log, replay checks its event count and hash and publishes
+/// everything. Later hooks on this thread (TLS destructors) are not seen.
 pub fn finish_thread() {
-    if let Some(id) = record::with_tracked(|t| t.id.get()) {
-        record::event(EventKind::ThreadExit, pseudo::thread_exit(id), 0, 0, 0);
-    }
+    let Some(id) = events::with_tracked(|t, _| t.id.get()) else {
+        return;
+    };
+    events::event(EventKind::ThreadExit, pseudo::thread_exit(id), 0, 0, 0);
+    end_thread();
+}
+
+fn end_thread() {
+    let mode = mode::current();
     THREAD.with(|t| {
-        if t.id.get() == crate::thread::NO_THREAD || t.is_busy() {
+        if t.id.get() == crate::thread::NO_THREAD || t.is_busy() || t.exited.get() {
             return;
         }
         t.enter();
-        record::release_held(t);
-        t.with_log(|log| log.close());
+        if mode == Mode::Replay {
+            crate::replay::check_summary(t);
+            crate::replay::finish_thread(t);
+        } else {
+            events::release_held(t);
+            t.with_log(|log| log.close());
+        }
         t.exited.set(true);
         t.leave();
     });
@@ -167,23 +218,30 @@ pub fn finish_thread() {
 
 /// Logs the exit status once, from exit()/_exit() or the on_exit handler.
 pub fn log_process_exit(status: c_int, site: u64) {
-    if record::with_tracked(|_| ()).is_none() || EXIT_LOGGED.swap(true, Ordering::AcqRel) {
+    if events::with_tracked(|_, _| ()).is_none() || EXIT_LOGGED.swap(true, Ordering::AcqRel) {
         return;
     }
-    record::event(
+    events::event(
         EventKind::ProcessExit,
         pseudo::PROCESS,
         0,
         site,
         status as u32 as u64,
     );
-    record::release();
+    end_thread();
+}
+
+static EXIT_SITE: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// Remembers where exit() was called, for the exit event.
+pub fn note_exit_site(site: u64) {
+    EXIT_SITE.store(site, Ordering::Relaxed);
 }
 
 /// Return from main ends in glibc's own call to exit, which does not go
 /// through our wrapper: this handler catches it.
 extern "C" fn at_exit(status: c_int, _arg: *mut c_void) {
-    log_process_exit(status, 0);
+    log_process_exit(status, EXIT_SITE.load(Ordering::Relaxed));
 }
 
 const FATAL_SIGNALS: [c_int; 6] = [
@@ -209,9 +267,9 @@ extern "C" fn on_fatal_signal(signal: c_int, info: *mut libc::siginfo_t, context
             (*uc).uc_mcontext.gregs[libc::REG_RIP as usize] as u64,
         )
     };
-    if record::with_tracked(|_| ()).is_some() {
-        record::event(EventKind::FatalSignal, fault_addr, 0, pc, signal as u64);
-        record::release();
+    if events::with_tracked(|_, _| ()).is_some() {
+        events::event(EventKind::FatalSignal, fault_addr, 0, pc, signal as u64);
+        events::release();
     }
     sys::set_errno(saved_errno);
 }

@@ -16,13 +16,14 @@
 #![allow(non_snake_case)]
 
 mod alloc;
+mod events;
 mod hooks;
 mod init;
 mod interpose;
 mod log;
 mod mode;
 mod real;
-mod record;
+mod replay;
 mod stripes;
 mod sys;
 mod thread;

@@ -15,49 +15,70 @@ pub const TRACE_ENV: &core::ffi::CStr = c"RR_LITE_TRACE";
 pub enum Mode {
     Inert = 0,
     Record = 1,
+    Replay = 2,
 }
 
 static MODE: AtomicU8 = AtomicU8::new(Mode::Inert as u8);
 
 #[inline(always)]
 pub fn current() -> Mode {
-    if MODE.load(Ordering::Relaxed) == Mode::Record as u8 {
-        Mode::Record
-    } else {
-        Mode::Inert
+    match MODE.load(Ordering::Relaxed) {
+        1 => Mode::Record,
+        2 => Mode::Replay,
+        _ => Mode::Inert,
     }
 }
 
+/// Recording or replaying (the runtime tracks threads and events).
 #[inline(always)]
-pub fn recording() -> bool {
-    current() == Mode::Record
+pub fn active() -> bool {
+    current() != Mode::Inert
 }
 
 pub fn set(mode: Mode) {
     MODE.store(mode as u8, Ordering::Release);
 }
 
-/// The trace directory, as bytes without NUL (set once at start-up).
-static mut TRACE_DIR: [u8; 4096] = [0; 4096];
-static TRACE_DIR_LEN: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+/// Environment variable naming the replay session (see trace::plan).
+pub const SESSION_ENV: &core::ffi::CStr = c"RR_LITE_SESSION";
 
-pub fn set_trace_dir(dir: &[u8]) -> bool {
-    if dir.is_empty() || dir.len() >= 4096 {
-        return false;
-    }
-    // SAFETY: written once, by the initialising thread, before the mode is
-    // set and before any other thread can read it.
-    unsafe {
-        let buf = &mut *core::ptr::addr_of_mut!(TRACE_DIR);
-        buf[..dir.len()].copy_from_slice(dir);
-    }
-    TRACE_DIR_LEN.store(dir.len(), Ordering::Release);
-    true
+/// A path set once at start-up, as bytes without NUL.
+pub struct PathSlot {
+    bytes: core::cell::UnsafeCell<[u8; 4096]>,
+    len: core::sync::atomic::AtomicUsize,
 }
 
-pub fn trace_dir() -> &'static [u8] {
-    let len = TRACE_DIR_LEN.load(Ordering::Acquire);
-    // SAFETY: the buffer is never written again after `set_trace_dir`
-    // published its length.
-    unsafe { &(&*core::ptr::addr_of!(TRACE_DIR))[..len] }
+// SAFETY: written once by the initialising thread before the mode is set
+// (before any other thread exists or reads it), read-only afterwards.
+unsafe impl Sync for PathSlot {}
+
+impl PathSlot {
+    pub const fn new() -> PathSlot {
+        PathSlot {
+            bytes: core::cell::UnsafeCell::new([0; 4096]),
+            len: core::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+
+    /// Stores `path` (once, at start-up); false if it does not fit.
+    pub fn set(&self, path: &[u8]) -> bool {
+        if path.is_empty() || path.len() >= 4096 {
+            return false;
+        }
+        // SAFETY: see the Sync impl: single writer before any reader.
+        unsafe { (&mut *self.bytes.get())[..path.len()].copy_from_slice(path) };
+        self.len.store(path.len(), Ordering::Release);
+        true
+    }
+
+    pub fn get(&self) -> &[u8] {
+        let len = self.len.load(Ordering::Acquire);
+        // SAFETY: never written again after `set` published the length.
+        unsafe { &(&*self.bytes.get())[..len] }
+    }
 }
+
+/// The trace directory.
+pub static TRACE_DIR: PathSlot = PathSlot::new();
+/// The replay session directory (inside the trace directory).
+pub static SESSION_DIR: PathSlot = PathSlot::new();

@@ -8,6 +8,7 @@ use core::cell::{Cell, UnsafeCell};
 use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::log::LogWriter;
+use crate::replay::{Pending, Plan};
 use crate::stripes::StripeSet;
 
 pub const NO_THREAD: u32 = u32::MAX;
@@ -28,15 +29,28 @@ pub struct ThreadState {
     pub clock: Cell<u64>,
     /// Stripes kept locked until the next hook.
     pub held: Cell<StripeSet>,
-    /// Above zero inside an output call that keeps its fd stripe locked, so
-    /// that an allocator call made by stdio nests instead of releasing it.
-    pub output_depth: Cell<u32>,
+    /// Above zero inside an interposed call that keeps its stripe locked
+    /// across the real call (output, pthread_create), so that an allocator
+    /// call made inside it (stdio's buffer, the new thread's DTV) nests
+    /// instead of releasing that stripe.
+    pub nest_depth: Cell<u32>,
     /// Read-write locks this thread holds for reading (to tell the two
     /// kinds of pthread_rwlock_unlock apart).
     read_locks: Cell<[usize; READ_LOCKS]>,
     log: UnsafeCell<LogWriter>,
     /// Set once a log write failed (disk full): reported once.
     pub log_failed: Cell<bool>,
+    /// Replay: this thread's plan, the next point and its event index.
+    pub plan: Cell<Plan>,
+    pub cursor: Cell<u64>,
+    pub next_point: Cell<u64>,
+    /// Replay: the next point's waits are already done (blocking calls wait
+    /// before the real call, then count the event).
+    pub waited: Cell<bool>,
+    /// Replay: what the last point asks to publish once it has completed.
+    pub pending: Cell<Pending>,
+    /// Replay: hash of the events so far (compared at thread exit).
+    pub hash: Cell<u64>,
 }
 
 impl ThreadState {
@@ -48,10 +62,16 @@ impl ThreadState {
             index: Cell::new(0),
             clock: Cell::new(0),
             held: Cell::new(StripeSet::EMPTY),
-            output_depth: Cell::new(0),
+            nest_depth: Cell::new(0),
             read_locks: Cell::new([0; READ_LOCKS]),
             log: UnsafeCell::new(LogWriter::CLOSED),
             log_failed: Cell::new(false),
+            plan: Cell::new(Plan::NONE),
+            cursor: Cell::new(0),
+            next_point: Cell::new(u64::MAX),
+            waited: Cell::new(false),
+            pending: Cell::new(Pending::Nothing),
+            hash: Cell::new(0),
         }
     }
 
@@ -126,6 +146,12 @@ static NEXT_ID: AtomicU32 = AtomicU32::new(1);
 /// Reserves the next logical id for a thread about to be created.
 pub fn reserve_id(parent: u32, start: usize, arg: usize) -> Option<u32> {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    claim_id(id, parent, start, arg)
+}
+
+/// Takes a given id (replay: the id the recording gave this thread).
+pub fn claim_id(id: u32, parent: u32, start: usize, arg: usize) -> Option<u32> {
+    NEXT_ID.fetch_max(id + 1, Ordering::Relaxed);
     let slot = SLOTS.get(id as usize)?;
     slot.start.store(start, Ordering::Relaxed);
     slot.arg.store(arg, Ordering::Relaxed);

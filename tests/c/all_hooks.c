@@ -10,12 +10,12 @@
 typedef unsigned char a8;
 typedef unsigned short a16;
 typedef unsigned int a32;
-typedef unsigned long long a64;
+typedef unsigned long a64;
 typedef unsigned __int128 a128;
 
 void __tsan_init(void);
 void __tsan_func_entry(void *caller);
-void __tsan_func_exit(void);
+void __tsan_func_exit(void *unused); /* gcc's builtin takes one; the ABI ignores it */
 
 #define ACCESS_DECLS(n)                                                  \
     void __tsan_read##n(void *p);                                        \
@@ -34,12 +34,12 @@ ACCESS_DECLS(4)
 ACCESS_DECLS(8)
 ACCESS_DECLS(16)
 
-void __tsan_read_range(void *p, unsigned long size);
-void __tsan_write_range(void *p, unsigned long size);
+void __tsan_read_range(void *p, long size);
+void __tsan_write_range(void *p, long size);
 void __tsan_read_range_pc(void *p, unsigned long size, void *pc);
 void __tsan_write_range_pc(void *p, unsigned long size, void *pc);
-void __tsan_vptr_update(void **vptr, void *new_val);
-void __tsan_vptr_read(void **vptr);
+void __tsan_vptr_update(void *vptr, void *new_val);
+void __tsan_vptr_read(void *vptr);
 void __tsan_acquire(void *addr);
 void __tsan_release(void *addr);
 void *__tsan_memcpy(void *dst, const void *src, size_t n);
@@ -76,20 +76,20 @@ void __tsan_atomic_thread_fence(int mo);
 void __tsan_atomic_signal_fence(int mo);
 
 #define ATOMIC_DECLS(n)                                                                     \
-    a##n __tsan_atomic##n##_load(const volatile a##n *a, int mo);                           \
-    void __tsan_atomic##n##_store(volatile a##n *a, a##n v, int mo);                        \
-    a##n __tsan_atomic##n##_exchange(volatile a##n *a, a##n v, int mo);                     \
-    a##n __tsan_atomic##n##_fetch_add(volatile a##n *a, a##n v, int mo);                    \
-    a##n __tsan_atomic##n##_fetch_sub(volatile a##n *a, a##n v, int mo);                    \
-    a##n __tsan_atomic##n##_fetch_and(volatile a##n *a, a##n v, int mo);                    \
-    a##n __tsan_atomic##n##_fetch_or(volatile a##n *a, a##n v, int mo);                     \
-    a##n __tsan_atomic##n##_fetch_xor(volatile a##n *a, a##n v, int mo);                    \
-    a##n __tsan_atomic##n##_fetch_nand(volatile a##n *a, a##n v, int mo);                   \
-    int __tsan_atomic##n##_compare_exchange_strong(volatile a##n *a, a##n *c, a##n v,       \
+    a##n __tsan_atomic##n##_load(const volatile void *a, int mo);                           \
+    void __tsan_atomic##n##_store(volatile void *a, a##n v, int mo);                        \
+    a##n __tsan_atomic##n##_exchange(volatile void *a, a##n v, int mo);                     \
+    a##n __tsan_atomic##n##_fetch_add(volatile void *a, a##n v, int mo);                    \
+    a##n __tsan_atomic##n##_fetch_sub(volatile void *a, a##n v, int mo);                    \
+    a##n __tsan_atomic##n##_fetch_and(volatile void *a, a##n v, int mo);                    \
+    a##n __tsan_atomic##n##_fetch_or(volatile void *a, a##n v, int mo);                     \
+    a##n __tsan_atomic##n##_fetch_xor(volatile void *a, a##n v, int mo);                    \
+    a##n __tsan_atomic##n##_fetch_nand(volatile void *a, a##n v, int mo);                   \
+    _Bool __tsan_atomic##n##_compare_exchange_strong(volatile void *a, void *c, a##n v,       \
                                                    int mo, int fmo);                        \
-    int __tsan_atomic##n##_compare_exchange_weak(volatile a##n *a, a##n *c, a##n v, int mo, \
+    _Bool __tsan_atomic##n##_compare_exchange_weak(volatile void *a, void *c, a##n v, int mo, \
                                                  int fmo);                                  \
-    a##n __tsan_atomic##n##_compare_exchange_val(volatile a##n *a, a##n c, a##n v, int mo,  \
+    a##n __tsan_atomic##n##_compare_exchange_val(volatile void *a, a##n c, a##n v, int mo,  \
                                                  int fmo);
 ATOMIC_DECLS(8)
 ATOMIC_DECLS(16)
@@ -255,7 +255,7 @@ int main(void) {
     atomic_test_64();
     atomic_test_128();
     atomic_test_wide_values();
-    __tsan_func_exit();
+    __tsan_func_exit(NULL);
     printf("%s (%d wrong)\n", failures ? "WRONG" : "all hooks ok", failures);
     return failures != 0;
 }

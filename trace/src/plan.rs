@@ -53,6 +53,39 @@ pub mod flags {
     pub const SEQUENCED: u8 = 8;
 }
 
+/// The plan directories a trace can have, one per way of replaying.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum PlanVariant {
+    /// Sync points and recorded results only.
+    Parallel = 1,
+    /// Every event, in the global order.
+    Sequential = 2,
+    /// Like parallel, plus a check of every event.
+    Verify = 3,
+}
+
+impl PlanVariant {
+    pub fn from_code(code: u32) -> Option<PlanVariant> {
+        [
+            PlanVariant::Parallel,
+            PlanVariant::Sequential,
+            PlanVariant::Verify,
+        ]
+        .into_iter()
+        .find(|v| *v as u32 == code)
+    }
+
+    /// Directory of these plans inside the trace.
+    pub fn dir_name(self) -> &'static str {
+        match self {
+            PlanVariant::Parallel => "plans-parallel",
+            PlanVariant::Sequential => "plans-sequential",
+            PlanVariant::Verify => "plans-verify",
+        }
+    }
+}
+
 /// How the plans of a session were built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -110,8 +143,77 @@ pub struct PlanHeader {
     pub access_hash: u64,
 }
 
-/// Encodes a plan: header, points (sorted by index), then the waits they
-/// refer to. Layout in docs/FORMAT.md.
+/// Writes a plan file point by point (memory: the waits only): header,
+/// points sorted by index, then the waits they refer to. Layout in
+/// docs/FORMAT.md.
+#[derive(Debug)]
+pub struct PlanWriter<W: std::io::Write + std::io::Seek> {
+    out: W,
+    thread: u32,
+    mode: PlanMode,
+    points: u64,
+    last_index: Option<u64>,
+    waits: Vec<(u32, u64)>,
+}
+
+impl<W: std::io::Write + std::io::Seek> PlanWriter<W> {
+    pub fn new(mut out: W, thread: u32, mode: PlanMode) -> std::io::Result<Self> {
+        out.write_all(&[0u8; PLAN_HEADER_LEN])?;
+        Ok(PlanWriter {
+            out,
+            thread,
+            mode,
+            points: 0,
+            last_index: None,
+            waits: Vec::new(),
+        })
+    }
+
+    pub fn push(&mut self, p: &PlanPoint) -> std::io::Result<()> {
+        debug_assert!(
+            self.last_index.is_none_or(|last| last < p.index),
+            "points sorted by index"
+        );
+        self.last_index = Some(p.index);
+        let mut rec = [0u8; POINT_LEN];
+        rec[0..8].copy_from_slice(&p.index.to_le_bytes());
+        rec[8..16].copy_from_slice(&p.seq.to_le_bytes());
+        rec[16..24].copy_from_slice(&p.addr.to_le_bytes());
+        rec[24..32].copy_from_slice(&p.payload.to_le_bytes());
+        rec[32..36].copy_from_slice(&(self.waits.len() as u32).to_le_bytes());
+        rec[36..38].copy_from_slice(&(p.waits.len() as u16).to_le_bytes());
+        rec[38] = p.kind;
+        rec[39] = p.flags;
+        self.waits.extend_from_slice(&p.waits);
+        self.points += 1;
+        self.out.write_all(&rec)
+    }
+
+    /// Writes the waits and the header; returns the output.
+    pub fn finish(mut self, accesses: u64, access_hash: u64) -> std::io::Result<W> {
+        for &(t, i) in &self.waits {
+            self.out.write_all(&t.to_le_bytes())?;
+            self.out.write_all(&0u32.to_le_bytes())?;
+            self.out.write_all(&i.to_le_bytes())?;
+        }
+        let mut h = [0u8; PLAN_HEADER_LEN];
+        h[0..8].copy_from_slice(&PLAN_MAGIC);
+        h[8..10].copy_from_slice(&PLAN_VERSION.to_le_bytes());
+        h[10..12].copy_from_slice(&(PLAN_HEADER_LEN as u16).to_le_bytes());
+        h[12..16].copy_from_slice(&self.thread.to_le_bytes());
+        h[16..24].copy_from_slice(&self.points.to_le_bytes());
+        h[24..32].copy_from_slice(&(self.waits.len() as u64).to_le_bytes());
+        h[32..40].copy_from_slice(&accesses.to_le_bytes());
+        h[40..48].copy_from_slice(&access_hash.to_le_bytes());
+        h[48] = self.mode as u8;
+        self.out.seek(std::io::SeekFrom::Start(0))?;
+        self.out.write_all(&h)?;
+        self.out.seek(std::io::SeekFrom::End(0))?;
+        Ok(self.out)
+    }
+}
+
+/// Encodes a whole plan in memory.
 pub fn encode_plan(
     thread: u32,
     mode: PlanMode,
@@ -119,39 +221,14 @@ pub fn encode_plan(
     access_hash: u64,
     points: &[PlanPoint],
 ) -> Vec<u8> {
-    debug_assert!(points.windows(2).all(|w| w[0].index < w[1].index));
-    let waits: usize = points.iter().map(|p| p.waits.len()).sum();
-    let mut out = Vec::with_capacity(PLAN_HEADER_LEN + points.len() * POINT_LEN + waits * WAIT_LEN);
-    out.extend_from_slice(&PLAN_MAGIC);
-    out.extend_from_slice(&PLAN_VERSION.to_le_bytes());
-    out.extend_from_slice(&(PLAN_HEADER_LEN as u16).to_le_bytes());
-    out.extend_from_slice(&thread.to_le_bytes());
-    out.extend_from_slice(&(points.len() as u64).to_le_bytes());
-    out.extend_from_slice(&(waits as u64).to_le_bytes());
-    out.extend_from_slice(&accesses.to_le_bytes());
-    out.extend_from_slice(&access_hash.to_le_bytes());
-    out.push(mode as u8);
-    out.resize(PLAN_HEADER_LEN, 0);
-    let mut next_wait = 0u32;
+    let mut w = PlanWriter::new(std::io::Cursor::new(Vec::new()), thread, mode)
+        .expect("writing to memory cannot fail");
     for p in points {
-        out.extend_from_slice(&p.index.to_le_bytes());
-        out.extend_from_slice(&p.seq.to_le_bytes());
-        out.extend_from_slice(&p.addr.to_le_bytes());
-        out.extend_from_slice(&p.payload.to_le_bytes());
-        out.extend_from_slice(&next_wait.to_le_bytes());
-        out.extend_from_slice(&(p.waits.len() as u16).to_le_bytes());
-        out.push(p.kind);
-        out.push(p.flags);
-        next_wait += p.waits.len() as u32;
+        w.push(p).expect("writing to memory cannot fail");
     }
-    for p in points {
-        for &(t, i) in &p.waits {
-            out.extend_from_slice(&t.to_le_bytes());
-            out.extend_from_slice(&0u32.to_le_bytes());
-            out.extend_from_slice(&i.to_le_bytes());
-        }
-    }
-    out
+    w.finish(accesses, access_hash)
+        .expect("writing to memory cannot fail")
+        .into_inner()
 }
 
 /// Checks a plan's header and sizes; returns the header. Used by the
@@ -206,6 +283,8 @@ pub mod state {
     pub const TURN_SLEEPERS: usize = 28;
     /// Non-zero once a thread diverged: a [`Divergence`] code.
     pub const DIVERGED: usize = 32;
+    /// Which plans the runtime loads: a [`super::PlanVariant`] code.
+    pub const PLAN_VARIANT: usize = 36;
     pub const DIV_THREAD: usize = 40;
     pub const DIV_INDEX: usize = 48;
     pub const DIV_EXPECTED_KIND: usize = 56;

@@ -4,12 +4,12 @@
 use rr_lite_trace::EventKind;
 
 use super::with_site;
-use crate::record;
+use crate::events;
 
 macro_rules! access_hooks {
     ($($kind:ident $size:literal: $imp:ident => $($name:ident),+;)*) => {$(
         extern "C" fn $imp(addr: u64, site: u64) {
-            record::access(EventKind::$kind, addr, $size, site);
+            events::access(EventKind::$kind, addr, $size, site);
         }
         $( with_site!($name => $imp, "rsi"); )+
     )*};
@@ -32,7 +32,7 @@ macro_rules! access_pc_hooks {
     ($($kind:ident $size:literal: $name:ident;)*) => {$(
         #[unsafe(no_mangle)]
         pub extern "C" fn $name(addr: u64, pc: u64) {
-            record::access(EventKind::$kind, addr, $size, pc);
+            events::access(EventKind::$kind, addr, $size, pc);
         }
     )*};
 }
@@ -46,13 +46,13 @@ access_pc_hooks! {
 
 extern "C" fn read_range(addr: u64, size: u64, site: u64) {
     if size != 0 {
-        record::access(EventKind::ReadRange, addr, size, site);
+        events::access(EventKind::ReadRange, addr, size, site);
     }
 }
 
 extern "C" fn write_range(addr: u64, size: u64, site: u64) {
     if size != 0 {
-        record::access(EventKind::WriteRange, addr, size, site);
+        events::access(EventKind::WriteRange, addr, size, site);
     }
 }
 
@@ -70,11 +70,11 @@ pub extern "C" fn __tsan_write_range_pc(addr: u64, size: u64, pc: u64) {
 }
 
 extern "C" fn vptr_update(addr: u64, _new: u64, site: u64) {
-    record::access(EventKind::Write, addr, 8, site);
+    events::access(EventKind::Write, addr, 8, site);
 }
 
 extern "C" fn vptr_read(addr: u64, site: u64) {
-    record::access(EventKind::Read, addr, 8, site);
+    events::access(EventKind::Read, addr, 8, site);
 }
 
 with_site!(__tsan_vptr_update => vptr_update, "rdx");

@@ -10,9 +10,9 @@ use core::ffi::{c_int, c_void};
 use libc::size_t;
 use rr_lite_trace::{EventKind, pseudo};
 
+use crate::events::around;
 use crate::hooks::with_site;
 use crate::real;
-use crate::record::around;
 
 fn alloc_event(size: size_t, site: u64, op: impl FnOnce() -> *mut c_void) -> *mut c_void {
     around(

@@ -5,7 +5,7 @@
 //! stdio calls take the FILE lock first (after releasing the thread's
 //! stripes), then the fd stripe: a program that holds the FILE lock itself
 //! (flockfile) must never wait for a stripe while we wait for its lock.
-//! stdio may allocate a buffer on first use; `output_depth` makes that
+//! stdio may allocate a buffer on first use; `nest_depth` makes that
 //! allocator event nest inside the output instead of releasing its stripe.
 //!
 //! printf and friends are variadic, which stable Rust cannot define: a naked
@@ -15,12 +15,11 @@
 use core::ffi::{c_char, c_int, c_void};
 
 use libc::{FILE, size_t, ssize_t};
-use rr_lite_trace::{EventKind, pseudo};
+use rr_lite_trace::pseudo;
 
+use crate::events;
 use crate::hooks::with_site;
 use crate::real;
-use crate::record::{self, around};
-use crate::thread::THREAD;
 
 unsafe extern "C" {
     static mut stdout: *mut FILE;
@@ -39,32 +38,20 @@ fn stderr_file() -> *mut FILE {
     unsafe { stderr }
 }
 
-/// Runs an output operation on `fd` as an event, holding the fd's stripe.
+/// Runs an output operation on `fd` as an event on its pseudo-address.
 fn fd_output<R>(fd: c_int, len: u64, site: u64, op: impl FnOnce() -> R) -> R {
     if fd < 0 {
         return op();
     }
-    around(
-        EventKind::Output,
-        pseudo::fd(fd as u32),
-        len,
-        site,
-        || {
-            THREAD.with(|t| t.output_depth.set(t.output_depth.get() + 1));
-            let r = op();
-            THREAD.with(|t| t.output_depth.set(t.output_depth.get() - 1));
-            r
-        },
-        |_| 0,
-    )
+    events::output(pseudo::fd(fd as u32), len, site, op)
 }
 
 /// Runs a stdio operation on `f` as an output event on its descriptor.
 fn stdio_output<R>(f: *mut FILE, len: u64, site: u64, op: impl FnOnce() -> R) -> R {
-    if f.is_null() || !crate::mode::recording() {
+    if f.is_null() || !crate::mode::active() {
         return op();
     }
-    record::release();
+    events::release();
     // SAFETY: `f` is the caller's live FILE; the lock is recursive, so the
     // real call taking it again is fine.
     unsafe { flockfile(f) };
@@ -246,7 +233,7 @@ variadic!(__fprintf_chk => vfprintf_chk_impl, named = 3, va = "rcx", site = "r8"
 
 /// Reads may block (on a pipe another thread writes): release first.
 extern "C" fn read_impl(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
-    record::release();
+    events::release();
     // SAFETY: forwarding.
     unsafe { real::read(fd, buf, n) }
 }

@@ -13,8 +13,8 @@ use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use libc::size_t;
 use rr_lite_trace::EventKind;
 
+use crate::events;
 use crate::hooks::with_site;
-use crate::record;
 
 type CopyFn = unsafe extern "C" fn(*mut c_void, *const c_void, size_t) -> *mut c_void;
 type SetFn = unsafe extern "C" fn(*mut c_void, c_int, size_t) -> *mut c_void;
@@ -103,7 +103,7 @@ extern "C" fn memcpy_impl(
     if n == 0 {
         return op();
     }
-    record::copy(src as u64, dst as u64, n as u64, site, op)
+    events::copy(src as u64, dst as u64, n as u64, site, op)
 }
 with_site!(memcpy => memcpy_impl, "rcx");
 with_site!(__tsan_memcpy => memcpy_impl, "rcx");
@@ -119,7 +119,7 @@ extern "C" fn memmove_impl(
     if n == 0 {
         return op();
     }
-    record::copy(src as u64, dst as u64, n as u64, site, op)
+    events::copy(src as u64, dst as u64, n as u64, site, op)
 }
 with_site!(memmove => memmove_impl, "rcx");
 with_site!(__tsan_memmove => memmove_impl, "rcx");
@@ -130,7 +130,7 @@ extern "C" fn memset_impl(dst: *mut c_void, c: c_int, n: size_t, site: u64) -> *
     if n == 0 {
         return op();
     }
-    record::around(EventKind::WriteRange, dst as u64, n as u64, site, op, |_| 0)
+    events::around(EventKind::WriteRange, dst as u64, n as u64, site, op, |_| 0)
 }
 with_site!(memset => memset_impl, "rcx");
 with_site!(__tsan_memset => memset_impl, "rcx");

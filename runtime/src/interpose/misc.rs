@@ -7,113 +7,194 @@ use core::ffi::{c_int, c_uint, c_void};
 use libc::{clockid_t, timespec, timeval};
 use rr_lite_trace::{EventKind, pseudo};
 
+use crate::events::{self, Replayed, around, emulated};
 use crate::hooks::with_site;
 use crate::real;
-use crate::record::{self, around};
 
-fn random_event<R>(site: u64, op: impl FnOnce() -> R, payload: impl FnOnce(&R) -> u64) -> R {
-    around(EventKind::Random, pseudo::RANDOM, 0, site, op, payload)
+/// rand() and friends: replay returns the recorded value (the hidden state
+/// is the library's, so its order is the recorded one).
+fn random_event<R>(
+    site: u64,
+    op: impl FnOnce() -> R,
+    payload: impl FnOnce(&R) -> u64,
+    from: fn(u64) -> R,
+) -> R {
+    emulated(
+        EventKind::Random,
+        pseudo::RANDOM,
+        0,
+        site,
+        op,
+        payload,
+        |p| Replayed::Return(from(p)),
+    )
 }
 
 extern "C" fn rand_impl(site: u64) -> c_int {
     // SAFETY: forwarding.
-    random_event(site, || unsafe { real::rand() }, |&r| r as u64)
+    random_event(
+        site,
+        || unsafe { real::rand() },
+        |&r| r as u64,
+        |p| p as c_int,
+    )
 }
 with_site!(rand => rand_impl, "rdi");
 
 extern "C" fn random_impl(site: u64) -> libc::c_long {
     // SAFETY: forwarding.
-    random_event(site, || unsafe { real::random() }, |&r| r as u64)
+    random_event(
+        site,
+        || unsafe { real::random() },
+        |&r| r as u64,
+        |p| p as libc::c_long,
+    )
 }
 with_site!(random => random_impl, "rdi");
 
 extern "C" fn lrand48_impl(site: u64) -> libc::c_long {
     // SAFETY: forwarding.
-    random_event(site, || unsafe { real::lrand48() }, |&r| r as u64)
+    random_event(
+        site,
+        || unsafe { real::lrand48() },
+        |&r| r as u64,
+        |p| p as libc::c_long,
+    )
 }
 with_site!(lrand48 => lrand48_impl, "rdi");
 
 extern "C" fn mrand48_impl(site: u64) -> libc::c_long {
     // SAFETY: forwarding.
-    random_event(site, || unsafe { real::mrand48() }, |&r| r as u64)
+    random_event(
+        site,
+        || unsafe { real::mrand48() },
+        |&r| r as u64,
+        |p| p as libc::c_long,
+    )
 }
 with_site!(mrand48 => mrand48_impl, "rdi");
 
 extern "C" fn drand48_impl(site: u64) -> f64 {
     // SAFETY: forwarding.
-    random_event(site, || unsafe { real::drand48() }, |r| r.to_bits())
+    random_event(
+        site,
+        || unsafe { real::drand48() },
+        |r| r.to_bits(),
+        f64::from_bits,
+    )
 }
 with_site!(drand48 => drand48_impl, "rdi");
 
 extern "C" fn srand_impl(seed: c_uint, site: u64) {
     // SAFETY: forwarding.
-    random_event(site, || unsafe { real::srand(seed) }, |_| u64::from(seed))
+    around(
+        EventKind::Random,
+        pseudo::RANDOM,
+        0,
+        site,
+        || unsafe { real::srand(seed) },
+        |_| u64::from(seed),
+    )
 }
 with_site!(srand => srand_impl, "rsi");
 
 extern "C" fn srandom_impl(seed: c_uint, site: u64) {
     // SAFETY: forwarding.
-    random_event(site, || unsafe { real::srandom(seed) }, |_| u64::from(seed))
+    around(
+        EventKind::Random,
+        pseudo::RANDOM,
+        0,
+        site,
+        || unsafe { real::srandom(seed) },
+        |_| u64::from(seed),
+    )
 }
 with_site!(srandom => srandom_impl, "rsi");
 
 extern "C" fn time_impl(t: *mut libc::time_t, site: u64) -> libc::time_t {
-    // SAFETY: forwarding.
-    let r = unsafe { real::time(t) };
-    record::observed(site, r as u64);
-    r
+    // SAFETY: forwarding with no output pointer; the value is stored below.
+    let now = events::observed(site, || unsafe { real::time(core::ptr::null_mut()) } as u64)
+        as libc::time_t;
+    if !t.is_null() {
+        // SAFETY: the caller's output pointer.
+        unsafe { *t = now };
+    }
+    now
 }
 with_site!(time => time_impl, "rsi");
 
+const NANOS: u64 = 1_000_000_000;
+const MICROS: u64 = 1_000_000;
+
 extern "C" fn clock_gettime_impl(clock: clockid_t, ts: *mut timespec, site: u64) -> c_int {
-    // SAFETY: forwarding.
-    let r = unsafe { real::clock_gettime(clock, ts) };
-    if r == 0 && !ts.is_null() {
-        // SAFETY: filled in by the successful call.
-        let ts = unsafe { *ts };
-        record::observed(
-            site,
-            (ts.tv_sec as u64)
-                .wrapping_mul(1_000_000_000)
-                .wrapping_add(ts.tv_nsec as u64),
-        );
+    let mut result = 0;
+    let ns = events::observed(site, || {
+        let mut now = timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: forwarding into a local.
+        result = unsafe { real::clock_gettime(clock, &mut now) };
+        (now.tv_sec as u64)
+            .wrapping_mul(NANOS)
+            .wrapping_add(now.tv_nsec as u64)
+    });
+    if result == 0 && !ts.is_null() {
+        // SAFETY: the caller's output pointer.
+        unsafe {
+            *ts = timespec {
+                tv_sec: (ns / NANOS) as libc::time_t,
+                tv_nsec: (ns % NANOS) as libc::c_long,
+            }
+        };
     }
-    r
+    result
 }
 with_site!(clock_gettime => clock_gettime_impl, "rdx");
 
 extern "C" fn gettimeofday_impl(tv: *mut timeval, tz: *mut c_void, site: u64) -> c_int {
-    // SAFETY: forwarding.
-    let r = unsafe { real::gettimeofday(tv, tz) };
-    if r == 0 && !tv.is_null() {
-        // SAFETY: filled in by the successful call.
-        let tv = unsafe { *tv };
-        record::observed(
-            site,
-            (tv.tv_sec as u64)
-                .wrapping_mul(1_000_000)
-                .wrapping_add(tv.tv_usec as u64),
-        );
+    let mut result = 0;
+    let us = events::observed(site, || {
+        let mut now = timeval {
+            tv_sec: 0,
+            tv_usec: 0,
+        };
+        // SAFETY: forwarding into a local.
+        result = unsafe { real::gettimeofday(&mut now, tz) };
+        (now.tv_sec as u64)
+            .wrapping_mul(MICROS)
+            .wrapping_add(now.tv_usec as u64)
+    });
+    if result == 0 && !tv.is_null() {
+        // SAFETY: the caller's output pointer.
+        unsafe {
+            *tv = timeval {
+                tv_sec: (us / MICROS) as libc::time_t,
+                tv_usec: (us % MICROS) as libc::suseconds_t,
+            }
+        };
     }
-    r
+    result
 }
 with_site!(gettimeofday => gettimeofday_impl, "rdx");
 
 extern "C" fn getpid_impl(site: u64) -> libc::pid_t {
     // SAFETY: forwarding.
-    let pid = unsafe { real::getpid() };
-    record::observed(site, pid as u64);
-    pid
+    events::observed(site, || unsafe { real::getpid() } as u64) as libc::pid_t
 }
 with_site!(getpid => getpid_impl, "rdi");
 
+/// exit() runs the program's exit handlers, which may still do recorded
+/// work: the exit event is logged by our own handler, registered first and
+/// so run last (see init::at_exit); here only the site is kept for it.
 extern "C" fn exit_impl(status: c_int, site: u64) {
-    crate::init::log_process_exit(status, site);
+    crate::init::note_exit_site(site);
     // SAFETY: forwarding; does not return.
     unsafe { real::exit(status) }
 }
 with_site!(exit => exit_impl, "rsi");
 
+/// _exit() runs no handlers: log the exit here.
 extern "C" fn exit_now_impl(status: c_int, site: u64) {
     crate::init::log_process_exit(status, site);
     // SAFETY: forwarding; does not return.
@@ -128,7 +209,7 @@ macro_rules! releasing {
     ($(fn $name:ident($($arg:ident: $t:ty),*) -> $ret:ty;)*) => {$(
         #[unsafe(no_mangle)]
         pub extern "C" fn $name($($arg: $t),*) -> $ret {
-            record::release();
+            events::release();
             // SAFETY: forwarding.
             unsafe { real::$name($($arg),*) }
         }

@@ -7,24 +7,17 @@ use libc::{
     pthread_attr_t, pthread_barrier_t, pthread_cond_t, pthread_mutex_t, pthread_rwlock_t,
     pthread_spinlock_t, pthread_t, sem_t, timespec,
 };
+use rr_lite_trace::plan::Divergence;
 use rr_lite_trace::{EventKind, pseudo};
 
+use crate::events::{self, Replayed, around, blocking, emulated, with_tracked};
 use crate::hooks::with_site;
+use crate::mode::Mode;
 use crate::real::{self, StartRoutine};
-use crate::record::{self, after_blocking, around, with_tracked};
 use crate::thread;
 
 fn addr<T>(p: *const T) -> u64 {
     p as u64
-}
-
-/// Payload of calls that return -1 and set errno: 0 or the errno value.
-fn errno_result(r: c_int) -> u64 {
-    if r == 0 {
-        0
-    } else {
-        crate::sys::errno() as u64
-    }
 }
 
 unsafe extern "C" fn create(
@@ -34,32 +27,48 @@ unsafe extern "C" fn create(
     arg: *mut c_void,
     site: u64,
 ) -> c_int {
-    let reserved = with_tracked(|t| t.id.get())
-        .and_then(|parent| thread::reserve_id(parent, start as usize, arg as usize));
-    let Some(id) = reserved else {
-        if with_tracked(|_| ()).is_some() {
-            crate::sys::warn(&[b"too many threads: the rest are not recorded"]);
-        }
+    let Some((parent, mode)) = with_tracked(|t, mode| (t.id.get(), mode)) else {
         // SAFETY: forwarding the caller's arguments.
         return unsafe { real::pthread_create(out, attr, start, arg) };
     };
-    record::event(
+    // Record picks the next id; replay takes the one the recording logged.
+    let id = match mode {
+        Mode::Replay => events::next_recorded(EventKind::ThreadCreate)
+            .and_then(|id| thread::claim_id(id as u32, parent, start as usize, arg as usize)),
+        _ => thread::reserve_id(parent, start as usize, arg as usize),
+    };
+    let Some(id) = id else {
+        unknown_thread(thread::NO_THREAD);
+    };
+    // The event is logged after the real call, holding the child's start
+    // stripe throughout: the child's first event then follows the DTV
+    // allocation pthread_create makes before the clone.
+    events::holding(
         EventKind::ThreadCreate,
         pseudo::thread_start(id),
-        0,
         site,
-        u64::from(id),
-    );
-    // SAFETY: forwarding the caller's arguments with our trampoline, which
-    // calls `start(arg)` in the new thread.
-    let r = unsafe { real::pthread_create(out, attr, trampoline, id as usize as *mut c_void) };
-    if r == 0 {
-        // SAFETY: pthread_create succeeded, so it wrote `*out`.
-        thread::set_pthread(id, unsafe { *out });
-    }
-    r
+        || {
+            // SAFETY: forwarding the caller's arguments with our trampoline,
+            // which calls `start(arg)` in the new thread.
+            let r =
+                unsafe { real::pthread_create(out, attr, trampoline, id as usize as *mut c_void) };
+            if r == 0 {
+                // SAFETY: pthread_create succeeded, so it wrote `*out`.
+                thread::set_pthread(id, unsafe { *out });
+            }
+            r
+        },
+        |_| u64::from(id),
+    )
 }
 with_site!(pthread_create => create, "r8");
+
+fn unknown_thread(id: u32) -> ! {
+    crate::sys::warn(&[b"too many threads for the runtime's thread table"]);
+    crate::thread::THREAD.with(|t| {
+        crate::replay::diverge(t, Divergence::UnknownThread, 0, 0, 0, 0, u64::from(id), 0)
+    })
+}
 
 /// First and last code of every created thread: registers it, logs its
 /// start and exit around the user's start routine.
@@ -68,8 +77,8 @@ extern "C" fn trampoline(arg: *mut c_void) -> *mut c_void {
     let (start, user_arg, parent) = thread::start_of(id);
     // SAFETY: pthread_self has no preconditions.
     thread::set_pthread(id, unsafe { libc::pthread_self() });
-    crate::init::register_thread(id, parent);
-    record::event(
+    crate::init::register_thread(crate::mode::current(), id, parent);
+    events::event(
         EventKind::ThreadStart,
         pseudo::thread_start(id),
         0,
@@ -96,20 +105,47 @@ fn unreachable_exit() -> ! {
     unsafe { libc::abort() }
 }
 
+/// Replay of a call whose recorded result is its return value: a failure
+/// is returned as recorded, success calls the real function (which then
+/// succeeds at once: its predecessors are done).
+fn return_failure(recorded: u64) -> Replayed<c_int> {
+    if recorded == 0 {
+        Replayed::CallReal
+    } else {
+        Replayed::Return(recorded as c_int)
+    }
+}
+
+/// Like [`return_failure`] for calls that return -1 and set errno.
+fn return_errno_failure(recorded: u64) -> Replayed<c_int> {
+    if recorded == 0 {
+        Replayed::CallReal
+    } else {
+        crate::sys::set_errno(recorded as c_int);
+        Replayed::Return(-1)
+    }
+}
+
+/// Payload of calls that return -1 and set errno: 0 or the errno value.
+fn errno_result(r: c_int) -> u64 {
+    if r == 0 {
+        0
+    } else {
+        crate::sys::errno() as u64
+    }
+}
+
 unsafe extern "C" fn join(t: pthread_t, ret: *mut *mut c_void, site: u64) -> c_int {
     let id = thread::id_of_pthread(t);
-    after_blocking(
+    let addr = id.map_or(0, pseudo::thread_exit);
+    blocking(
+        EventKind::ThreadJoin,
+        addr,
         site,
         // SAFETY: forwarding the caller's arguments.
         || unsafe { real::pthread_join(t, ret) },
-        |&r| {
-            let id = id.filter(|_| r == 0)?;
-            Some((
-                EventKind::ThreadJoin,
-                pseudo::thread_exit(id),
-                u64::from(id),
-            ))
-        },
+        |&r| id.filter(|_| r == 0).map(u64::from),
+        |_| Replayed::CallReal,
     )
 }
 with_site!(pthread_join => join, "rdx");
@@ -131,25 +167,35 @@ unsafe extern "C" fn detach(t: pthread_t, site: u64) -> c_int {
 }
 with_site!(pthread_detach => detach, "rsi");
 
+/// A lock-like blocking call whose event's payload is its return value.
+fn lock_call(kind: EventKind, lock: u64, site: u64, op: impl FnOnce() -> c_int) -> c_int {
+    blocking(kind, lock, site, op, |&r| Some(r as u64), return_failure)
+}
+
 unsafe extern "C" fn mutex_lock(m: *mut pthread_mutex_t, site: u64) -> c_int {
-    // SAFETY: forwarding.
-    after_blocking(
+    blocking(
+        EventKind::MutexLock,
+        addr(m),
         site,
+        // SAFETY: forwarding.
         || unsafe { real::pthread_mutex_lock(m) },
-        |&r| (r == 0).then_some((EventKind::MutexLock, addr(m), 0)),
+        |&r| (r == 0).then_some(0),
+        |_| Replayed::CallReal,
     )
 }
 with_site!(pthread_mutex_lock => mutex_lock, "rsi");
 
 unsafe extern "C" fn mutex_trylock(m: *mut pthread_mutex_t, site: u64) -> c_int {
     // SAFETY: forwarding.
-    around(
+    let op = || unsafe { real::pthread_mutex_trylock(m) };
+    emulated(
         EventKind::MutexTryLock,
         addr(m),
         0,
         site,
-        || unsafe { real::pthread_mutex_trylock(m) },
+        op,
         |&r| r as u64,
+        return_failure,
     )
 }
 with_site!(pthread_mutex_trylock => mutex_trylock, "rsi");
@@ -159,12 +205,10 @@ unsafe extern "C" fn mutex_timedlock(
     t: *const timespec,
     site: u64,
 ) -> c_int {
-    // SAFETY: forwarding.
-    after_blocking(
-        site,
-        || unsafe { real::pthread_mutex_timedlock(m, t) },
-        |&r| Some((EventKind::MutexTryLock, addr(m), r as u64)),
-    )
+    // SAFETY: forwarding. Replay of a success takes the lock untimed: its
+    // predecessors are done, so it is free.
+    let op = || unsafe { real::pthread_mutex_timedlock(m, t) };
+    lock_call(EventKind::MutexTryLock, addr(m), site, op)
 }
 with_site!(pthread_mutex_timedlock => mutex_timedlock, "rdx");
 
@@ -181,21 +225,19 @@ unsafe extern "C" fn mutex_unlock(m: *mut pthread_mutex_t, site: u64) -> c_int {
 }
 with_site!(pthread_mutex_unlock => mutex_unlock, "rsi");
 
-/// Shared by the read-lock wrappers: logs the attempt, remembers success.
-fn read_locked(l: *mut pthread_rwlock_t, r: c_int) -> Option<(EventKind, u64, u64)> {
+fn note_read_lock(l: *mut pthread_rwlock_t, r: c_int) -> c_int {
     if r == 0 {
-        with_tracked(|t| t.note_read_lock(l as usize));
+        with_tracked(|t, _| t.note_read_lock(l as usize));
     }
-    Some((EventKind::RwReadLock, addr(l), r as u64))
+    r
 }
 
 unsafe extern "C" fn rw_rdlock(l: *mut pthread_rwlock_t, site: u64) -> c_int {
     // SAFETY: forwarding.
-    after_blocking(
-        site,
-        || unsafe { real::pthread_rwlock_rdlock(l) },
-        |&r| read_locked(l, r),
-    )
+    let r = lock_call(EventKind::RwReadLock, addr(l), site, || unsafe {
+        real::pthread_rwlock_rdlock(l)
+    });
+    note_read_lock(l, r)
 }
 with_site!(pthread_rwlock_rdlock => rw_rdlock, "rsi");
 
@@ -205,38 +247,34 @@ unsafe extern "C" fn rw_timedrdlock(
     site: u64,
 ) -> c_int {
     // SAFETY: forwarding.
-    after_blocking(
-        site,
-        || unsafe { real::pthread_rwlock_timedrdlock(l, t) },
-        |&r| read_locked(l, r),
-    )
+    let r = lock_call(EventKind::RwReadLock, addr(l), site, || unsafe {
+        real::pthread_rwlock_timedrdlock(l, t)
+    });
+    note_read_lock(l, r)
 }
 with_site!(pthread_rwlock_timedrdlock => rw_timedrdlock, "rdx");
 
 unsafe extern "C" fn rw_tryrdlock(l: *mut pthread_rwlock_t, site: u64) -> c_int {
     // SAFETY: forwarding.
-    let r = around(
+    let op = || unsafe { real::pthread_rwlock_tryrdlock(l) };
+    let r = emulated(
         EventKind::RwReadLock,
         addr(l),
         0,
         site,
-        || unsafe { real::pthread_rwlock_tryrdlock(l) },
+        op,
         |&r| r as u64,
+        return_failure,
     );
-    if r == 0 {
-        with_tracked(|t| t.note_read_lock(l as usize));
-    }
-    r
+    note_read_lock(l, r)
 }
 with_site!(pthread_rwlock_tryrdlock => rw_tryrdlock, "rsi");
 
 unsafe extern "C" fn rw_wrlock(l: *mut pthread_rwlock_t, site: u64) -> c_int {
     // SAFETY: forwarding.
-    after_blocking(
-        site,
-        || unsafe { real::pthread_rwlock_wrlock(l) },
-        |&r| Some((EventKind::RwWriteLock, addr(l), r as u64)),
-    )
+    lock_call(EventKind::RwWriteLock, addr(l), site, || unsafe {
+        real::pthread_rwlock_wrlock(l)
+    })
 }
 with_site!(pthread_rwlock_wrlock => rw_wrlock, "rsi");
 
@@ -246,29 +284,29 @@ unsafe extern "C" fn rw_timedwrlock(
     site: u64,
 ) -> c_int {
     // SAFETY: forwarding.
-    after_blocking(
-        site,
-        || unsafe { real::pthread_rwlock_timedwrlock(l, t) },
-        |&r| Some((EventKind::RwWriteLock, addr(l), r as u64)),
-    )
+    lock_call(EventKind::RwWriteLock, addr(l), site, || unsafe {
+        real::pthread_rwlock_timedwrlock(l, t)
+    })
 }
 with_site!(pthread_rwlock_timedwrlock => rw_timedwrlock, "rdx");
 
 unsafe extern "C" fn rw_trywrlock(l: *mut pthread_rwlock_t, site: u64) -> c_int {
     // SAFETY: forwarding.
-    around(
+    let op = || unsafe { real::pthread_rwlock_trywrlock(l) };
+    emulated(
         EventKind::RwWriteLock,
         addr(l),
         0,
         site,
-        || unsafe { real::pthread_rwlock_trywrlock(l) },
+        op,
         |&r| r as u64,
+        return_failure,
     )
 }
 with_site!(pthread_rwlock_trywrlock => rw_trywrlock, "rsi");
 
 unsafe extern "C" fn rw_unlock(l: *mut pthread_rwlock_t, site: u64) -> c_int {
-    let was_reader = with_tracked(|t| t.take_read_lock(l as usize)).unwrap_or(false);
+    let was_reader = with_tracked(|t, _| t.take_read_lock(l as usize)).unwrap_or(false);
     let kind = if was_reader {
         EventKind::RwReadUnlock
     } else {
@@ -314,18 +352,56 @@ with_site!(pthread_cond_broadcast => cond_broadcast, "rsi");
 
 /// A cond wait is three events: the mutex released, the wake-up (with the
 /// result, so a timeout replays as a timeout), the mutex re-acquired.
+/// Replay emulates it: it unlocks the mutex, waits for the recorded
+/// predecessors of the wake-up (the signal), returns the recorded result and
+/// re-locks; the real cond wait, which could miss a signal sent before it
+/// and hang, is never called.
 fn cond_wait_events(
     c: *mut pthread_cond_t,
     m: *mut pthread_mutex_t,
     site: u64,
     wait: impl FnOnce() -> c_int,
 ) -> c_int {
-    record::event(EventKind::MutexUnlock, addr(m), 0, site, 0);
-    let r = after_blocking(site, wait, |&r| {
-        Some((EventKind::CondWake, addr(c), r as u64))
-    });
-    record::event(EventKind::MutexLock, addr(m), 0, site, 0);
-    r
+    if crate::mode::current() != Mode::Replay {
+        events::event(EventKind::MutexUnlock, addr(m), 0, site, 0);
+        let woke = blocking(
+            EventKind::CondWake,
+            addr(c),
+            site,
+            wait,
+            |&r| Some(r as u64),
+            |_| Replayed::CallReal,
+        );
+        events::event(EventKind::MutexLock, addr(m), 0, site, 0);
+        return woke;
+    }
+    // SAFETY: the caller holds `m`, as cond_wait requires.
+    around(
+        EventKind::MutexUnlock,
+        addr(m),
+        0,
+        site,
+        || unsafe { real::pthread_mutex_unlock(m) },
+        |_| 0,
+    );
+    let woke = blocking(
+        EventKind::CondWake,
+        addr(c),
+        site,
+        || 0,
+        |&r| Some(r as u64),
+        |p| Replayed::Return(p as c_int),
+    );
+    // SAFETY: re-acquiring the caller's mutex, as cond_wait does on return.
+    blocking(
+        EventKind::MutexLock,
+        addr(m),
+        site,
+        || unsafe { real::pthread_mutex_lock(m) },
+        |_| Some(0),
+        |_| Replayed::CallReal,
+    );
+    woke
 }
 
 unsafe extern "C" fn cond_wait(
@@ -365,36 +441,42 @@ unsafe extern "C" fn cond_clockwait(
 }
 with_site!(pthread_cond_clockwait => cond_clockwait, "r8");
 
+/// Arrival, then departure with the result (the serial thread gets
+/// PTHREAD_BARRIER_SERIAL_THREAD). Replay emulates the barrier: departure
+/// waits for the recorded arrivals and returns the recorded result.
 unsafe extern "C" fn barrier_wait(b: *mut pthread_barrier_t, site: u64) -> c_int {
-    record::event(EventKind::BarrierArrive, addr(b), 0, site, 0);
-    // SAFETY: forwarding.
-    after_blocking(
+    events::event(EventKind::BarrierArrive, addr(b), 0, site, 0);
+    blocking(
+        EventKind::BarrierDepart,
+        addr(b),
         site,
+        // SAFETY: forwarding.
         || unsafe { real::pthread_barrier_wait(b) },
-        |&r| Some((EventKind::BarrierDepart, addr(b), r as u64)),
+        |&r| Some(r as u64),
+        |p| Replayed::Return(p as c_int),
     )
 }
 with_site!(pthread_barrier_wait => barrier_wait, "rsi");
 
 unsafe extern "C" fn spin_lock(s: *mut pthread_spinlock_t, site: u64) -> c_int {
     // SAFETY: forwarding.
-    after_blocking(
-        site,
-        || unsafe { real::pthread_spin_lock(s) },
-        |&r| Some((EventKind::SpinLock, addr(s), r as u64)),
-    )
+    lock_call(EventKind::SpinLock, addr(s), site, || unsafe {
+        real::pthread_spin_lock(s)
+    })
 }
 with_site!(pthread_spin_lock => spin_lock, "rsi");
 
 unsafe extern "C" fn spin_trylock(s: *mut pthread_spinlock_t, site: u64) -> c_int {
     // SAFETY: forwarding.
-    around(
+    let op = || unsafe { real::pthread_spin_trylock(s) };
+    emulated(
         EventKind::SpinLock,
         addr(s),
         0,
         site,
-        || unsafe { real::pthread_spin_trylock(s) },
+        op,
         |&r| r as u64,
+        return_failure,
     )
 }
 with_site!(pthread_spin_trylock => spin_trylock, "rsi");
@@ -425,35 +507,40 @@ unsafe extern "C" fn semaphore_post(s: *mut sem_t, site: u64) -> c_int {
 }
 with_site!(sem_post => semaphore_post, "rsi");
 
+fn sem_call(s: *mut sem_t, site: u64, op: impl FnOnce() -> c_int) -> c_int {
+    blocking(
+        EventKind::SemWait,
+        addr(s),
+        site,
+        op,
+        |&r| Some(errno_result(r)),
+        return_errno_failure,
+    )
+}
+
 unsafe extern "C" fn semaphore_wait(s: *mut sem_t, site: u64) -> c_int {
     // SAFETY: forwarding.
-    after_blocking(
-        site,
-        || unsafe { real::sem_wait(s) },
-        |&r| Some((EventKind::SemWait, addr(s), errno_result(r))),
-    )
+    sem_call(s, site, || unsafe { real::sem_wait(s) })
 }
 with_site!(sem_wait => semaphore_wait, "rsi");
 
 unsafe extern "C" fn semaphore_timedwait(s: *mut sem_t, t: *const timespec, site: u64) -> c_int {
     // SAFETY: forwarding.
-    after_blocking(
-        site,
-        || unsafe { real::sem_timedwait(s, t) },
-        |&r| Some((EventKind::SemWait, addr(s), errno_result(r))),
-    )
+    sem_call(s, site, || unsafe { real::sem_timedwait(s, t) })
 }
 with_site!(sem_timedwait => semaphore_timedwait, "rdx");
 
 unsafe extern "C" fn semaphore_trywait(s: *mut sem_t, site: u64) -> c_int {
     // SAFETY: forwarding.
-    around(
+    let op = || unsafe { real::sem_trywait(s) };
+    emulated(
         EventKind::SemWait,
         addr(s),
         0,
         site,
-        || unsafe { real::sem_trywait(s) },
+        op,
         |&r| errno_result(r),
+        return_errno_failure,
     )
 }
 with_site!(sem_trywait => semaphore_trywait, "rsi");

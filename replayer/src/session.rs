@@ -1,0 +1,325 @@
+//! One replay: a session directory with the shared state file, the program
+//! run as recorded with `RR_LITE_MODE=replay`, a watchdog over the state
+//! file, and the outcome read back from it.
+//!
+//! The environment is the recorded one with the mode and session values
+//! swapped for strings of the same length, so the program's initial stack,
+//! and every address derived from it, is the recorded one.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use rr_lite_recorder::process::{Tick, disable_aslr_for_children, supervise};
+use rr_lite_trace::plan::{
+    Divergence, PlanVariant, SESSION_ENV, STATE_FILE, STATE_MAGIC, ThreadStatus, session_dir_name,
+    state,
+};
+use rr_lite_trace::{EventKind, ProgramEnding, RecordedEvent, TraceDir};
+
+use crate::ReplayError;
+use crate::plans::ensure_plans;
+
+const MODE_ENV: &str = "RR_LITE_MODE";
+/// How often the watchdog looks at the state file.
+const TICK: Duration = Duration::from_millis(100);
+
+#[derive(Debug, Clone)]
+pub struct ReplayOptions {
+    pub variant: PlanVariant,
+    /// Stop with a deadlock report when every live thread has waited this
+    /// long with no progress.
+    pub watchdog: Duration,
+}
+
+/// How a replay ended.
+#[derive(Debug, Clone)]
+pub enum ReplayOutcome {
+    /// The program ran to its end (or crash) on the recorded path.
+    Finished(ProgramEnding),
+    Diverged(DivergenceReport),
+    Deadlocked(DeadlockReport),
+}
+
+/// Where the replay left the recorded path.
+#[derive(Debug, Clone)]
+pub struct DivergenceReport {
+    pub what: Divergence,
+    pub thread: u32,
+    /// Per-thread index of the event that diverged.
+    pub index: u64,
+    /// The recorded event at that index, if the thread has one.
+    pub expected: Option<RecordedEvent>,
+    pub actual_kind: Option<EventKind>,
+    pub actual_addr: u64,
+    pub actual_site: u64,
+    /// For count/hash and result mismatches: the recorded and the actual value.
+    pub expected_value: u64,
+    pub actual_value: u64,
+}
+
+/// One thread stuck in a replay wait.
+#[derive(Debug, Clone)]
+pub struct WaitEdge {
+    pub thread: u32,
+    /// Events the thread has done (its next event is this index).
+    pub at_index: u64,
+    /// The recorded event it is about to do.
+    pub next_event: Option<RecordedEvent>,
+    /// `(thread, index)` it waits for, or None for the sequential turn.
+    pub waits_for: Option<(u32, u64)>,
+    /// Sequential replay: the global turn it waits for.
+    pub turn: Option<u64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct DeadlockReport {
+    pub waits: Vec<WaitEdge>,
+    /// A cycle of threads each waiting for the next, if there is one.
+    pub cycle: Vec<u32>,
+}
+
+/// A snapshot of the state file.
+struct State(Vec<u8>);
+
+impl State {
+    fn read(path: &Path) -> Option<State> {
+        std::fs::read(path)
+            .ok()
+            .filter(|b| b.len() >= state::HEADER_LEN)
+            .map(State)
+    }
+
+    fn u32_at(&self, at: usize) -> u32 {
+        self.0
+            .get(at..at + 4)
+            .map_or(0, |b| u32::from_le_bytes(b.try_into().unwrap_or([0; 4])))
+    }
+
+    fn u64_at(&self, at: usize) -> u64 {
+        self.0
+            .get(at..at + 8)
+            .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+    }
+
+    fn threads(&self) -> u32 {
+        self.u32_at(state::THREADS)
+    }
+
+    fn status(&self, t: u32) -> u32 {
+        self.u32_at(state::slot(t) + state::STATUS)
+    }
+
+    /// Sum of all progress counters (changes whenever anything completes).
+    fn progress(&self) -> u64 {
+        let turn = self.u64_at(state::TURN);
+        (0..self.threads()).fold(turn, |acc, t| {
+            acc.wrapping_add(self.u64_at(state::slot(t) + state::DONE))
+                .wrapping_add(self.u64_at(state::slot(t) + state::INDEX))
+        })
+    }
+
+    /// Every started, unfinished thread is parked in a replay wait.
+    fn all_waiting(&self) -> bool {
+        let live: Vec<u32> = (0..self.threads())
+            .map(|t| self.status(t))
+            .filter(|&s| s == ThreadStatus::Running as u32 || s == ThreadStatus::Waiting as u32)
+            .collect();
+        !live.is_empty() && live.iter().all(|&s| s == ThreadStatus::Waiting as u32)
+    }
+}
+
+fn new_session_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    format!("{:016x}", h.finish())
+}
+
+/// Writes the zeroed state file the runtime maps.
+fn create_state(path: &Path, threads: u32, variant: PlanVariant) -> Result<(), ReplayError> {
+    let mut bytes = vec![0u8; state::len(threads)];
+    bytes[..8].copy_from_slice(&STATE_MAGIC);
+    bytes[8..10].copy_from_slice(&rr_lite_trace::plan::PLAN_VERSION.to_le_bytes());
+    bytes[state::THREADS..state::THREADS + 4].copy_from_slice(&threads.to_le_bytes());
+    bytes[state::PLAN_VARIANT..state::PLAN_VARIANT + 4]
+        .copy_from_slice(&(variant as u32).to_le_bytes());
+    std::fs::write(path, bytes).map_err(ReplayError::io(path))
+}
+
+/// The recorded environment, in replay mode for this session.
+fn replay_environment(recorded: &[(String, String)], session: &str) -> Vec<(String, String)> {
+    recorded
+        .iter()
+        .map(|(k, v)| match k.as_str() {
+            MODE_ENV => (k.clone(), "replay".to_string()),
+            SESSION_ENV => (k.clone(), session.to_string()),
+            _ => (k.clone(), v.clone()),
+        })
+        .collect()
+}
+
+/// Removes the session directory when the replay is over, however it ends.
+struct SessionDir(PathBuf);
+
+impl Drop for SessionDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Replays a trace.
+pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome, ReplayError> {
+    let header = trace.header().ok_or_else(|| ReplayError::NotReplayable {
+        path: trace.path().to_path_buf(),
+    })?;
+    ensure_plans(trace, options.variant)?;
+    let session = new_session_id();
+    let session_dir = SessionDir(trace.path().join(session_dir_name(&session)));
+    std::fs::create_dir_all(&session_dir.0).map_err(ReplayError::io(&session_dir.0))?;
+    let state_path = session_dir.0.join(STATE_FILE);
+    create_state(&state_path, trace.threads(), options.variant)?;
+
+    let mut cmd = Command::new(&header.program);
+    if let Some((arg0, args)) = header.argv.split_first() {
+        std::os::unix::process::CommandExt::arg0(&mut cmd, arg0);
+        cmd.args(args);
+    }
+    cmd.current_dir(&header.cwd)
+        .env_clear()
+        .envs(replay_environment(&header.env, &session));
+    disable_aslr_for_children();
+
+    let mut last_progress = (u64::MAX, Instant::now());
+    let mut deadlock = None;
+    let ending = supervise(&mut cmd, &header.program, TICK, || {
+        let Some(s) = State::read(&state_path) else {
+            return Tick::Continue;
+        };
+        let progress = s.progress();
+        if progress != last_progress.0 || !s.all_waiting() {
+            last_progress = (progress, Instant::now());
+            return Tick::Continue;
+        }
+        if last_progress.1.elapsed() < options.watchdog {
+            return Tick::Continue;
+        }
+        deadlock = Some(s);
+        Tick::Kill
+    })?;
+
+    if let Some(s) = deadlock {
+        return Ok(ReplayOutcome::Deadlocked(deadlock_report(trace, &s)));
+    }
+    let final_state = State::read(&state_path);
+    if let Some(s) = final_state.filter(|s| s.u32_at(state::DIVERGED) != 0) {
+        return Ok(ReplayOutcome::Diverged(divergence_report(trace, &s)));
+    }
+    Ok(ReplayOutcome::Finished(ending))
+}
+
+/// The recorded event `index` of thread `t`, if there is one.
+fn recorded_event(trace: &TraceDir, t: u32, index: u64) -> Option<RecordedEvent> {
+    let mut reader = trace.thread_events(t).ok()?;
+    reader.nth(index as usize)?.ok()
+}
+
+fn divergence_report(trace: &TraceDir, s: &State) -> DivergenceReport {
+    let what = Divergence::from_code(s.u32_at(state::DIVERGED)).unwrap_or(Divergence::Event);
+    let thread = s.u64_at(state::DIV_THREAD) as u32;
+    let index = s.u64_at(state::DIV_INDEX);
+    DivergenceReport {
+        what,
+        thread,
+        index,
+        expected: recorded_event(trace, thread, index),
+        actual_kind: EventKind::from_code(s.u32_at(state::DIV_ACTUAL_KIND) as u8),
+        actual_addr: s.u64_at(state::DIV_ACTUAL_ADDR),
+        actual_site: s.u64_at(state::DIV_ACTUAL_SITE),
+        expected_value: s.u64_at(state::DIV_EXPECTED_VALUE),
+        actual_value: s.u64_at(state::DIV_ACTUAL_VALUE),
+    }
+}
+
+fn deadlock_report(trace: &TraceDir, s: &State) -> DeadlockReport {
+    let waits: Vec<WaitEdge> = (0..s.threads())
+        .filter(|&t| s.status(t) == ThreadStatus::Waiting as u32)
+        .map(|t| {
+            let slot = state::slot(t);
+            let waited = s.u32_at(slot + state::WAIT_THREAD);
+            let index = s.u64_at(slot + state::WAIT_INDEX);
+            let at_index = s.u64_at(slot + state::INDEX);
+            WaitEdge {
+                thread: t,
+                at_index,
+                next_event: recorded_event(trace, t, at_index),
+                waits_for: (waited != u32::MAX).then_some((waited, index)),
+                turn: (waited == u32::MAX).then_some(index),
+            }
+        })
+        .collect();
+    DeadlockReport {
+        cycle: find_cycle(&waits),
+        waits,
+    }
+}
+
+/// Follows "waits for" from each thread until a thread repeats.
+fn find_cycle(waits: &[WaitEdge]) -> Vec<u32> {
+    let next = |t: u32| {
+        waits
+            .iter()
+            .find(|w| w.thread == t)
+            .and_then(|w| w.waits_for)
+            .map(|(u, _)| u)
+    };
+    for start in waits.iter().map(|w| w.thread) {
+        let mut path = vec![start];
+        let mut at = start;
+        while let Some(u) = next(at) {
+            if let Some(pos) = path.iter().position(|&p| p == u) {
+                return path[pos..].to_vec();
+            }
+            path.push(u);
+            at = u;
+        }
+    }
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edge(thread: u32, waits_for: Option<u32>) -> WaitEdge {
+        WaitEdge {
+            thread,
+            at_index: 0,
+            next_event: None,
+            waits_for: waits_for.map(|u| (u, 0)),
+            turn: None,
+        }
+    }
+
+    #[test]
+    fn finds_the_cycle_of_waits() {
+        let waits = vec![edge(0, Some(1)), edge(1, Some(2)), edge(2, Some(1))];
+        assert_eq!(find_cycle(&waits), vec![1, 2]);
+        assert!(find_cycle(&[edge(0, Some(5))]).is_empty());
+    }
+
+    #[test]
+    fn environment_swaps_mode_and_session_keeping_lengths() {
+        let recorded = vec![
+            ("A".to_string(), "1".to_string()),
+            (MODE_ENV.to_string(), "record".to_string()),
+            (SESSION_ENV.to_string(), "0000000000000000".to_string()),
+        ];
+        let replayed = replay_environment(&recorded, "0123456789abcdef");
+        assert_eq!(replayed[1].1, "replay");
+        assert_eq!(replayed[2].1, "0123456789abcdef");
+        for (r, p) in recorded.iter().zip(&replayed) {
+            assert_eq!(r.0.len() + r.1.len(), p.0.len() + p.1.len());
+        }
+    }
+}

@@ -1,0 +1,437 @@
+//! The event core: every hook and interposed call ends up here, in record
+//! and in replay mode alike, so both modes see the same events in the same
+//! per-thread order (the index of an event is its position in that order).
+//!
+//! Shapes of event:
+//! - [`access`]: a compiler hook; the access runs after the hook returns, so
+//!   record keeps the stripes (replay: the publication) until the next hook;
+//! - [`around`]: an interposed call performed in both modes while the event
+//!   is held (unlock, signal, malloc, atomics...), logged with its result;
+//! - [`emulated`]: like `around`, but replay may return the recorded result
+//!   instead of calling the real function (trylock, rand, cond wake...);
+//! - [`blocking`]: a call that may block (lock, join, wait); record releases
+//!   first and logs after; replay waits for the recorded predecessors first,
+//!   so the real call takes the lock in the recorded order;
+//! - [`output`]: logged before the real call, which may itself allocate
+//!   (stdio's buffer), so the nested allocation comes after in both modes;
+//! - [`event`], [`observed`], [`copy`]: thread life, values from outside,
+//!   memcpy.
+
+use rr_lite_trace::EventKind;
+use rr_lite_trace::codec::Entry;
+use rr_lite_trace::plan::{Divergence, flags};
+
+use crate::mode::{self, Mode};
+use crate::replay;
+use crate::stripes::StripeSet;
+use crate::thread::{THREAD, ThreadState};
+
+/// What replay does for an emulated call.
+#[derive(Debug)]
+pub enum Replayed<R> {
+    /// Return this (built from the recorded result), skip the real call.
+    Return(R),
+    /// Call the real function; its result must equal the recorded one.
+    CallReal,
+}
+
+/// Runs `f` on the calling thread's state if the runtime tracks this thread.
+#[inline(always)]
+pub fn with_tracked<R>(f: impl FnOnce(&ThreadState, Mode) -> R) -> Option<R> {
+    let mode = mode::current();
+    if mode == Mode::Inert {
+        return None;
+    }
+    THREAD.with(|t| t.is_tracked().then(|| f(t, mode)))
+}
+
+/// Runs `f` marked busy (nothing it calls re-enters the runtime).
+#[inline(always)]
+fn busy<R>(t: &ThreadState, f: impl FnOnce() -> R) -> R {
+    t.enter();
+    let r = f();
+    t.leave();
+    r
+}
+
+/// Unlocks the stripes the thread keeps from its previous hook.
+pub fn release_held(t: &ThreadState) {
+    let held = t.held.get();
+    if !held.is_empty() {
+        held.unlock();
+        t.held.set(StripeSet::EMPTY);
+    }
+}
+
+/// Record: appends an entry whose stripes the thread holds.
+fn append(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site: u64, payload: u64) {
+    let clock = if kind == EventKind::Time {
+        // A value read from outside: nothing writes its pseudo-address, so
+        // it needs no lock, only a place in program order.
+        t.clock.get() + 1
+    } else {
+        StripeSet::for_access(addr, size).advance_clock(t.clock.get())
+    };
+    t.clock.set(clock);
+    t.index.set(t.index.get() + 1);
+    let entry = Entry {
+        clock,
+        kind,
+        addr,
+        size,
+        site,
+        payload,
+    };
+    let ok = t.with_log(|log| log.append(&entry));
+    if !ok && !t.log_failed.replace(true) {
+        crate::sys::warn(&[b"cannot write the thread log (disk full?): the trace is incomplete"]);
+    }
+}
+
+/// Record: which stripes an interposed call locked, and how to give them back.
+enum Acquired {
+    /// Became the thread's held set (everything else was released first).
+    Top,
+    /// Locked on top of the held set, inside an output call.
+    Nested(StripeSet),
+}
+
+fn acquire(t: &ThreadState, addr: u64, size: u64) -> Acquired {
+    let want = StripeSet::for_access(addr, size);
+    if let Some(stripe) = want.single().filter(|_| t.nest_depth.get() > 0) {
+        if t.held.get().contains(stripe) {
+            return Acquired::Nested(StripeSet::EMPTY);
+        }
+        want.lock();
+        return Acquired::Nested(want);
+    }
+    release_held(t);
+    want.lock();
+    t.held.set(want);
+    Acquired::Top
+}
+
+fn give_back(t: &ThreadState, acquired: Acquired) {
+    match acquired {
+        Acquired::Top => release_held(t),
+        Acquired::Nested(set) => set.unlock(),
+    }
+}
+
+/// The end of the thread's previous event: record unlocks its stripes,
+/// replay publishes its progress. At function entry/exit and before any
+/// call that may block.
+pub fn finish_previous(t: &ThreadState, mode: Mode) {
+    match mode {
+        Mode::Record => release_held(t),
+        Mode::Replay => replay::publish_pending(t),
+        Mode::Inert => {}
+    }
+}
+
+/// [`finish_previous`] for the calling thread.
+#[inline]
+pub fn release() {
+    with_tracked(|t, mode| busy(t, || finish_previous(t, mode)));
+}
+
+/// A compiler-instrumented access.
+#[inline]
+pub fn access(kind: EventKind, addr: u64, size: u64, site: u64) {
+    with_tracked(|t, mode| {
+        busy(t, || {
+            finish_previous(t, mode);
+            if mode == Mode::Record {
+                let set = StripeSet::for_access(addr, size);
+                set.lock();
+                t.held.set(set);
+                append(t, kind, addr, size, site, 0);
+            } else {
+                replay::count(t, kind, addr, site);
+            }
+        })
+    });
+}
+
+/// An interposed call performed for real in both modes, while its event is
+/// held; logged with `payload(&result)`.
+#[inline]
+pub fn around<R>(
+    kind: EventKind,
+    addr: u64,
+    size: u64,
+    site: u64,
+    op: impl FnOnce() -> R,
+    payload: impl FnOnce(&R) -> u64,
+) -> R {
+    emulated(kind, addr, size, site, op, payload, |_| Replayed::CallReal)
+}
+
+/// An interposed call whose result replay may take from the recording:
+/// `replayed(recorded payload)` decides.
+pub fn emulated<R>(
+    kind: EventKind,
+    addr: u64,
+    size: u64,
+    site: u64,
+    op: impl FnOnce() -> R,
+    payload: impl FnOnce(&R) -> u64,
+    replayed: impl FnOnce(u64) -> Replayed<R>,
+) -> R {
+    match with_tracked(|_, mode| mode) {
+        None => op(),
+        Some(Mode::Record) => THREAD.with(|t| {
+            let acquired = busy(t, || acquire(t, addr, size));
+            let result = op();
+            busy(t, || {
+                append(t, kind, addr, size, site, payload(&result));
+                give_back(t, acquired);
+            });
+            result
+        }),
+        Some(_) => THREAD.with(|t| {
+            let point = busy(t, || {
+                replay::publish_pending(t);
+                replay::count(t, kind, addr, site)
+            });
+            let recorded = point
+                .filter(|p| p.flags & flags::PAYLOAD != 0)
+                .map(|p| p.payload);
+            let result = match recorded.map(replayed) {
+                Some(Replayed::Return(r)) => r,
+                Some(Replayed::CallReal) | None => {
+                    let r = op();
+                    check_result(t, kind, addr, site, recorded, payload(&r));
+                    r
+                }
+            };
+            busy(t, || replay::publish_pending(t));
+            result
+        }),
+    }
+}
+
+/// Replay: a real call's result must be the recorded one (heap addresses,
+/// trylock outcomes...).
+fn check_result(
+    t: &ThreadState,
+    kind: EventKind,
+    addr: u64,
+    site: u64,
+    recorded: Option<u64>,
+    actual: u64,
+) {
+    let Some(expected) = recorded else { return };
+    if expected != actual {
+        let what = if kind == EventKind::Alloc {
+            Divergence::HeapAddress
+        } else {
+            Divergence::Result
+        };
+        busy(t, || {
+            replay::diverge(t, what, kind as u8, addr, kind as u8, addr, site, actual)
+        });
+    }
+}
+
+/// A call that may block: record releases the thread's stripes, performs
+/// `op`, then logs a `kind` event on `addr` if `event(&result)` gives its
+/// payload (None: the call failed and nothing happened). Replay waits for
+/// the recorded predecessors of the thread's next event first, so the real
+/// call (a lock) happens in the recorded order; `replayed` may return the
+/// recorded result instead of calling the real function.
+pub fn blocking<R>(
+    kind: EventKind,
+    addr: u64,
+    site: u64,
+    op: impl FnOnce() -> R,
+    event: impl FnOnce(&R) -> Option<u64>,
+    replayed: impl FnOnce(u64) -> Replayed<R>,
+) -> R {
+    match with_tracked(|_, mode| mode) {
+        None => op(),
+        Some(Mode::Record) => {
+            release();
+            let result = op();
+            if let Some(payload) = event(&result) {
+                around(kind, addr, 0, site, || (), |_| payload);
+            }
+            result
+        }
+        Some(_) => THREAD.with(|t| {
+            let next = busy(t, || {
+                replay::publish_pending(t);
+                replay::wait_next(t)
+            });
+            let recorded = next
+                .filter(|p| p.kind == kind as u8 && p.flags & flags::PAYLOAD != 0)
+                .map(|p| p.payload);
+            let result = match recorded.map(replayed) {
+                Some(Replayed::Return(r)) => {
+                    busy(t, || replay::count(t, kind, addr, site));
+                    r
+                }
+                Some(Replayed::CallReal) | None => {
+                    let r = op();
+                    if let Some(payload) = event(&r) {
+                        busy(t, || replay::count(t, kind, addr, site));
+                        check_result(t, kind, addr, site, recorded, payload);
+                    }
+                    r
+                }
+            };
+            busy(t, || replay::publish_pending(t));
+            result
+        }),
+    }
+}
+
+/// An event with no call around it (thread start/exit, the unlock half of
+/// a cond wait, barrier arrival, exit status, fatal signal). Returns the
+/// recorded payload in replay (the child id of a thread-create), else
+/// `payload`.
+pub fn event(kind: EventKind, addr: u64, size: u64, site: u64, payload: u64) -> u64 {
+    emulated(
+        kind,
+        addr,
+        size,
+        site,
+        || payload,
+        |&p| p,
+        |recorded| Replayed::Return(recorded),
+    )
+}
+
+/// Replay: the recorded payload of the thread's next event of `kind` (the
+/// child id of a thread-create, before the call, whose own events such as
+/// the child's DTV allocation come first).
+pub fn next_recorded(kind: EventKind) -> Option<u64> {
+    with_tracked(|t, mode| {
+        if mode != Mode::Replay {
+            return None;
+        }
+        replay::find_ahead(t, kind).map(|p| p.payload)
+    })
+    .flatten()
+}
+
+/// Output on a descriptor's pseudo-address: logged before the real call,
+/// whose own allocations nest inside it (see `ThreadState::nest_depth`).
+pub fn output<R>(addr: u64, len: u64, site: u64, op: impl FnOnce() -> R) -> R {
+    let Some(mode) = with_tracked(|_, mode| mode) else {
+        return op();
+    };
+    THREAD.with(|t| {
+        let acquired = busy(t, || {
+            if mode == Mode::Record {
+                let a = acquire(t, addr, len);
+                append(t, EventKind::Output, addr, len, site, 0);
+                Some(a)
+            } else {
+                replay::publish_pending(t);
+                replay::count(t, EventKind::Output, addr, site);
+                None
+            }
+        });
+        t.nest_depth.set(t.nest_depth.get() + 1);
+        let result = op();
+        t.nest_depth.set(t.nest_depth.get() - 1);
+        busy(t, || match acquired {
+            Some(a) => give_back(t, a),
+            None => replay::publish_pending(t),
+        });
+        result
+    })
+}
+
+/// A call whose event must follow everything the real call does: record
+/// holds the event's stripe across the call (events inside it nest), then
+/// logs it; replay lets the call's own events count first. For
+/// pthread_create: the child's start must come after the parent's
+/// allocations inside pthread_create, which happen before the clone.
+pub fn holding<R>(
+    kind: EventKind,
+    addr: u64,
+    site: u64,
+    op: impl FnOnce() -> R,
+    payload: impl FnOnce(&R) -> u64,
+) -> R {
+    let Some(mode) = with_tracked(|_, mode| mode) else {
+        return op();
+    };
+    THREAD.with(|t| {
+        let acquired = busy(t, || match mode {
+            Mode::Record => Some(acquire(t, addr, 0)),
+            _ => {
+                replay::publish_pending(t);
+                None
+            }
+        });
+        t.nest_depth.set(t.nest_depth.get() + 1);
+        let result = op();
+        t.nest_depth.set(t.nest_depth.get() - 1);
+        busy(t, || match acquired {
+            Some(a) => {
+                append(t, kind, addr, 0, site, payload(&result));
+                give_back(t, a);
+            }
+            None => {
+                replay::count(t, kind, addr, site);
+                replay::publish_pending(t);
+            }
+        });
+        result
+    })
+}
+
+/// memcpy/memmove: a range read and a range write, performed while the
+/// stripes of both ranges are held (record) or after both waited (replay).
+pub fn copy<R>(src: u64, dst: u64, len: u64, site: u64, op: impl FnOnce() -> R) -> R {
+    let Some(mode) = with_tracked(|_, mode| mode) else {
+        return op();
+    };
+    THREAD.with(|t| {
+        busy(t, || {
+            finish_previous(t, mode);
+            if mode == Mode::Record {
+                let mut set = StripeSet::for_access(src, len);
+                set.add_access(dst, len);
+                set.lock();
+                t.held.set(set);
+            } else {
+                replay::count(t, EventKind::ReadRange, src, site);
+                replay::count(t, EventKind::WriteRange, dst, site);
+            }
+        });
+        let result = op();
+        busy(t, || {
+            if mode == Mode::Record {
+                append(t, EventKind::ReadRange, src, len, site, 0);
+                append(t, EventKind::WriteRange, dst, len, site, 0);
+            }
+            finish_previous(t, mode);
+        });
+        result
+    })
+}
+
+/// A value from outside (time, pid): record logs `real()`, replay returns
+/// the recorded value.
+pub fn observed(site: u64, real: impl FnOnce() -> u64) -> u64 {
+    let addr = rr_lite_trace::pseudo::CLOCK;
+    match with_tracked(|_, mode| mode) {
+        None => real(),
+        Some(Mode::Record) => {
+            let value = real();
+            THREAD.with(|t| busy(t, || append(t, EventKind::Time, addr, 0, site, value)));
+            value
+        }
+        Some(_) => {
+            let point = THREAD.with(|t| busy(t, || replay::count(t, EventKind::Time, addr, site)));
+            match point.filter(|p| p.flags & flags::PAYLOAD != 0) {
+                Some(p) => p.payload,
+                None => real(),
+            }
+        }
+    }
+}

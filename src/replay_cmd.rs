@@ -1,0 +1,153 @@
+//! `rr-lite replay`: re-run the recorded program on the recorded path.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rr_lite_replayer::{DeadlockReport, DivergenceReport, ReplayOptions, ReplayOutcome, replay};
+use rr_lite_symbols::Symbolizer;
+use rr_lite_trace::plan::{DEADLOCK_STATUS, DIVERGENCE_STATUS, Divergence, PlanVariant};
+use rr_lite_trace::{EventKind, RecordedEvent};
+
+use crate::output::{describe_addr, describe_ending, open_trace, symbolizer};
+
+#[derive(clap::Args, Debug)]
+pub struct ReplayArgs {
+    /// Trace directory (default: the latest trace).
+    trace: Option<PathBuf>,
+    /// Threads run in parallel and wait only at their sync points (default).
+    #[arg(long, conflicts_with = "sequential")]
+    parallel: bool,
+    /// Baseline: every event waits for its turn in the recorded global order.
+    #[arg(long)]
+    sequential: bool,
+    /// Check every event against the recording (slower, exact).
+    #[arg(long, conflicts_with = "sequential")]
+    verify: bool,
+    /// Report a deadlock when every thread has waited this long (ms) with no progress.
+    #[arg(long, value_name = "MS", default_value_t = 2000)]
+    watchdog_ms: u64,
+}
+
+/// Exit statuses of the replay, besides the program's own.
+pub const STATUS_HELP: &str = "Exit status: the program's (128+N if signal N ended it); \
+86 if the replay diverged from the recording; 87 if the deadlock watchdog stopped it; \
+1 for rr-lite's own errors.";
+
+pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
+    let trace = open_trace(args.trace.as_deref())?;
+    let variant = match (args.sequential, args.verify) {
+        (true, _) => PlanVariant::Sequential,
+        (false, true) => PlanVariant::Verify,
+        (false, false) => PlanVariant::Parallel,
+    };
+    let options = ReplayOptions {
+        variant,
+        watchdog: Duration::from_millis(args.watchdog_ms),
+    };
+    let outcome = replay(&trace, &options)?;
+    let mut symbols = symbolizer(&trace)?;
+    match outcome {
+        ReplayOutcome::Finished(ending) => {
+            if let Some(recorded) = trace.header().map(|h| h.ending).filter(|&r| r != ending) {
+                eprintln!(
+                    "rr-lite: warning: the program {} but the recording {}",
+                    describe_ending(ending),
+                    describe_ending(recorded)
+                );
+            }
+            Ok(ending.shell_status())
+        }
+        ReplayOutcome::Diverged(report) => {
+            print_divergence(&report, &mut symbols);
+            Ok(DIVERGENCE_STATUS)
+        }
+        ReplayOutcome::Deadlocked(report) => {
+            print_deadlock(&report, &mut symbols);
+            Ok(DEADLOCK_STATUS)
+        }
+    }
+}
+
+fn describe_event(e: &RecordedEvent, symbols: &mut Symbolizer) -> String {
+    let site = if e.kind == EventKind::ThreadStart {
+        symbols.code_at(e.site)
+    } else {
+        symbols.site(e.site)
+    };
+    format!("{} {} at {site}", e.kind.name(), describe_addr(e.addr))
+}
+
+fn print_divergence(r: &DivergenceReport, symbols: &mut Symbolizer) {
+    let expected = r
+        .expected
+        .as_ref()
+        .map(|e| describe_event(e, symbols))
+        .unwrap_or_else(|| "nothing (the recording has no such event)".into());
+    eprintln!(
+        "rr-lite: replay diverged from the recording in thread {} at event {}",
+        r.thread, r.index
+    );
+    match r.what {
+        Divergence::Event | Divergence::HeapAddress | Divergence::Result => {
+            let actual = format!(
+                "{} {} at {}",
+                r.actual_kind.map_or("?", |k| k.name()),
+                describe_addr(r.actual_addr),
+                symbols.site(r.actual_site)
+            );
+            eprintln!("  expected: {expected}");
+            eprintln!("  actual:   {actual}");
+            match r.what {
+                Divergence::HeapAddress => eprintln!(
+                    "  the allocator returned {:#x} (recorded: see expected event)",
+                    r.actual_value
+                ),
+                Divergence::Result => eprintln!(
+                    "  the call returned {} where the recording has another result",
+                    r.actual_value as i64
+                ),
+                _ => {}
+            }
+        }
+        Divergence::Summary => eprintln!(
+            "  at thread exit: recorded {} (events or hash), replayed {}",
+            r.expected_value, r.actual_value
+        ),
+        Divergence::UnknownThread => {
+            eprintln!("  the program created a thread the recording does not have")
+        }
+        Divergence::Missing => eprintln!("  expected: {expected}"),
+    }
+    eprintln!(
+        "  (the program or its input is not the recorded one: rebuilt binary, other arguments, environment?)"
+    );
+}
+
+fn print_deadlock(r: &DeadlockReport, symbols: &mut Symbolizer) {
+    eprintln!("rr-lite: replay deadlock: every thread is waiting and nothing progresses");
+    for w in &r.waits {
+        let next = w
+            .next_event
+            .as_ref()
+            .map(|e| describe_event(e, symbols))
+            .unwrap_or_else(|| "?".into());
+        match (w.waits_for, w.turn) {
+            (Some((u, j)), _) => eprintln!(
+                "  thread {} at event {} ({next}) waits for thread {u} to complete event {j}",
+                w.thread, w.at_index
+            ),
+            (None, Some(turn)) => eprintln!(
+                "  thread {} at event {} ({next}) waits for global turn {turn}",
+                w.thread, w.at_index
+            ),
+            _ => eprintln!(
+                "  thread {} at event {} ({next}) waits",
+                w.thread, w.at_index
+            ),
+        }
+    }
+    if !r.cycle.is_empty() {
+        let cycle: Vec<String> = r.cycle.iter().map(|t| format!("thread {t}")).collect();
+        eprintln!("  cycle: {} -> {}", cycle.join(" -> "), cycle[0]);
+    }
+}
