@@ -83,6 +83,9 @@ fn start(mode: Mode, argv: *const *const c_char, envp: *const *const c_char) {
     if mode == Mode::Record {
         copy_module_map(dir);
     }
+    if !crate::heap::reserve() {
+        sys::warn(&[b"cannot reserve the heap range: heap addresses may differ at replay"]);
+    }
     register_thread(mode, 0, NO_PARENT);
     install_fatal_signal_handlers();
     // SAFETY: registering a handler that runs at exit with the status.

@@ -17,6 +17,7 @@
 
 mod alloc;
 mod events;
+mod heap;
 mod hooks;
 mod init;
 mod interpose;

@@ -56,7 +56,14 @@ impl LogWriter {
             name_buf[7 + d.len()..11 + d.len()].copy_from_slice(b".log");
             &name_buf[..11 + d.len()]
         };
-        let fd = crate::sys::create_in_dir(dir, name);
+        // Created under a temporary name and renamed once the header is in:
+        // a log under its real name always has a complete header, even if
+        // the process dies while a thread is starting.
+        let mut tmp_name = [0u8; 40];
+        tmp_name[..name.len()].copy_from_slice(name);
+        tmp_name[name.len()..name.len() + 4].copy_from_slice(b".tmp");
+        let tmp_name = &tmp_name[..name.len() + 4];
+        let fd = crate::sys::create_in_dir(dir, tmp_name);
         if fd < 0 {
             return None;
         }
@@ -79,6 +86,10 @@ impl LogWriter {
         };
         log.chunk_bytes()[..HEADER_LEN].copy_from_slice(&header.encode());
         log.pos = HEADER_LEN;
+        if !crate::sys::rename_in_dir(dir, tmp_name, name) {
+            log.close();
+            return None;
+        }
         Some(log)
     }
 

@@ -90,11 +90,10 @@ real_functions! {
     fn sem_wait(s: *mut libc::sem_t) -> c_int;
     fn sem_trywait(s: *mut libc::sem_t) -> c_int;
     fn sem_timedwait(s: *mut libc::sem_t, abstime: *const timespec) -> c_int;
-    fn posix_memalign(out: *mut *mut c_void, align: size_t, size: size_t) -> c_int;
     fn aligned_alloc(align: size_t, size: size_t) -> *mut c_void;
     fn valloc(size: size_t) -> *mut c_void;
     fn pvalloc(size: size_t) -> *mut c_void;
-    fn reallocarray(p: *mut c_void, n: size_t, size: size_t) -> *mut c_void;
+    fn malloc_usable_size(p: *mut c_void) -> size_t;
     fn write(fd: c_int, buf: *const c_void, n: size_t) -> ssize_t;
     fn writev(fd: c_int, iov: *const libc::iovec, n: c_int) -> ssize_t;
     fn read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t;

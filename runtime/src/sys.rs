@@ -109,17 +109,34 @@ pub fn unix_time_ns() -> u64 {
     (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
 }
 
-/// Creates (truncating) a file in the trace directory; `name` is NUL-free.
-/// Returns the descriptor or -1.
-pub fn create_in_dir(dir: &[u8], name: &[u8]) -> i32 {
+/// `dir/name` as a NUL-terminated path, or None if too long.
+fn join(dir: &[u8], name: &[u8]) -> Option<[u8; 4096]> {
     let mut path = [0u8; 4096];
     let total = dir.len() + 1 + name.len();
     if total >= path.len() {
-        return -1;
+        return None;
     }
     path[..dir.len()].copy_from_slice(dir);
     path[dir.len()] = b'/';
     path[dir.len() + 1..total].copy_from_slice(name);
+    Some(path)
+}
+
+/// Renames `dir/from` to `dir/to` (atomic on one file system).
+pub fn rename_in_dir(dir: &[u8], from: &[u8], to: &[u8]) -> bool {
+    let (Some(from), Some(to)) = (join(dir, from), join(dir, to)) else {
+        return false;
+    };
+    // SAFETY: both paths are NUL-terminated buffers.
+    unsafe { libc::rename(from.as_ptr().cast(), to.as_ptr().cast()) == 0 }
+}
+
+/// Creates (truncating) a file in the trace directory; `name` is NUL-free.
+/// Returns the descriptor or -1.
+pub fn create_in_dir(dir: &[u8], name: &[u8]) -> i32 {
+    let Some(path) = join(dir, name) else {
+        return -1;
+    };
     // SAFETY: `path` is NUL-terminated (zero-filled beyond `total`).
     unsafe {
         libc::open(

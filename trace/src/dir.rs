@@ -109,7 +109,7 @@ impl TraceDir {
         };
         for t in 0..threads {
             let p = dir.thread_log_path(t);
-            if !p.exists() {
+            if !p.exists() && !dir.may_be_missing(t) {
                 return Err(TraceError::MissingThreadLog { path: p, threads });
             }
         }
@@ -184,9 +184,27 @@ impl TraceDir {
         self.path.join(MAPS_FILE)
     }
 
-    /// Reader over one thread's entries.
+    /// A thread's log may be absent if the thread never started: the
+    /// process ended while it was being created (a finalised trace then
+    /// lists 0 entries for it; an unfinalised one has logs of later threads).
+    fn may_be_missing(&self, t: u32) -> bool {
+        match &self.header {
+            Some(h) => h.entries.get(t as usize) == Some(&0),
+            None => t != 0,
+        }
+    }
+
+    /// Reader over one thread's entries. With a header, the number of
+    /// entries must be the one it lists.
     pub fn thread_events(&self, t: u32) -> Result<ThreadLogReader> {
-        let reader = ThreadLogReader::open(&self.thread_log_path(t))?;
+        let path = self.thread_log_path(t);
+        if !path.exists() && self.may_be_missing(t) {
+            return ThreadLogReader::never_started(&path, t);
+        }
+        let mut reader = ThreadLogReader::open(&path)?;
+        if let Some(expected) = self.header.as_ref().and_then(|h| h.entries.get(t as usize)) {
+            reader = reader.expect_entries(*expected);
+        }
         if reader.header().thread != t {
             return Err(TraceError::Corrupt {
                 path: reader.path().to_path_buf(),

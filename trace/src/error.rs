@@ -37,7 +37,7 @@ pub enum TraceError {
     },
     #[error("{}: bad trace header: {what}", path.display())]
     BadHeader { path: PathBuf, what: String },
-    #[error("{}: thread log missing (the header lists {threads} threads)", path.display())]
+    #[error("{}: thread log missing (the trace has {threads} threads)", path.display())]
     MissingThreadLog { path: PathBuf, threads: u32 },
     #[error("{}: not an rr-lite trace directory (no version, incomplete or thread-0000.log file)", path.display())]
     NotATrace { path: PathBuf },

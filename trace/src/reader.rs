@@ -28,6 +28,8 @@ pub struct ThreadLogReader {
     done: bool,
     state: DeltaState,
     next_index: u64,
+    /// Entries the trace header says the log holds, if known.
+    expected: Option<u64>,
 }
 
 fn decode_error(path: &Path, offset: u64, e: DecodeError) -> TraceError {
@@ -74,7 +76,42 @@ impl ThreadLogReader {
             done: false,
             state: DeltaState::default(),
             next_index: 0,
+            expected: None,
         })
+    }
+
+    /// A log that does not exist because its thread never started (the
+    /// process ended while creating it): no entries.
+    pub fn never_started(path: &Path, thread: u32) -> Result<ThreadLogReader> {
+        let file = File::open("/dev/null").map_err(TraceError::io("/dev/null"))?;
+        Ok(ThreadLogReader {
+            path: path.to_path_buf(),
+            file,
+            header: ThreadLogHeader {
+                version: crate::codec::FORMAT_VERSION,
+                thread,
+                chunk_size: 4096,
+                pid: 0,
+                parent: crate::codec::NO_PARENT,
+                start_unix_ns: 0,
+            },
+            buf: Vec::new(),
+            pos: 0,
+            len: 0,
+            base: 0,
+            eof: true,
+            done: true,
+            state: DeltaState::default(),
+            next_index: 0,
+            expected: Some(0),
+        })
+    }
+
+    /// Makes the end of the log an error unless exactly `entries` were read
+    /// (the count the trace header recorded).
+    pub fn expect_entries(mut self, entries: u64) -> ThreadLogReader {
+        self.expected = Some(entries);
+        self
     }
 
     pub fn header(&self) -> &ThreadLogHeader {
@@ -131,9 +168,19 @@ impl ThreadLogReader {
             self.fill()?;
             let at = self.offset();
             match decode_entry(&self.buf[self.pos..self.len], &mut self.state) {
-                Ok(Decoded::End) => return Ok(None),
+                Ok(Decoded::End) => return self.check_count(at).map(|()| None),
                 Ok(Decoded::Pad) => self.skip_padding()?,
                 Ok(Decoded::Entry(e, n)) => {
+                    if self.expected.is_some_and(|x| self.next_index >= x) {
+                        return Err(TraceError::Corrupt {
+                            path: self.path.clone(),
+                            offset: at,
+                            what: format!(
+                                "more entries than the {} header.json lists",
+                                self.next_index
+                            ),
+                        });
+                    }
                     self.pos += n;
                     let event = RecordedEvent {
                         thread: self.header.thread,
@@ -150,6 +197,23 @@ impl ThreadLogReader {
                 }
                 Err(e) => return Err(decode_error(&self.path, at, e)),
             }
+        }
+    }
+}
+
+impl ThreadLogReader {
+    fn check_count(&self, at: u64) -> Result<()> {
+        match self.expected {
+            Some(x) if x != self.next_index => Err(TraceError::Truncated {
+                path: self.path.clone(),
+                offset: at,
+                what: if self.next_index < x {
+                    "log (header.json lists more entries)"
+                } else {
+                    "log"
+                },
+            }),
+            _ => Ok(()),
         }
     }
 }

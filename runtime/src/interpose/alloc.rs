@@ -1,9 +1,9 @@
 //! The allocator family. Every call is an event on the heap pseudo-address,
 //! performed while its stripe is held, so the recorded order of allocator
-//! calls is the order the allocator saw them; replay repeats that order,
-//! and with ASLR off and one malloc arena, the same addresses come back.
-//! The real allocator is reached through `__libc_*`, which needs no dlsym
-//! and therefore works before the runtime is initialised.
+//! calls is the order the allocator saw them. While recording or replaying
+//! the blocks come from the runtime's deterministic heap (see `heap`): given
+//! that order, replay gets the recorded addresses back. Inert, and before
+//! start-up, glibc serves them through `__libc_*` (no dlsym needed).
 
 use core::ffi::{c_int, c_void};
 
@@ -11,6 +11,7 @@ use libc::size_t;
 use rr_lite_trace::{EventKind, pseudo};
 
 use crate::events::around;
+use crate::heap;
 use crate::hooks::with_site;
 use crate::real;
 
@@ -25,66 +26,118 @@ fn alloc_event(size: size_t, site: u64, op: impl FnOnce() -> *mut c_void) -> *mu
     )
 }
 
+/// Calls the deterministic heap when it is active, else glibc.
+fn either<R>(ours: impl FnOnce() -> R, glibc: impl FnOnce() -> R) -> R {
+    if heap::active() { ours() } else { glibc() }
+}
+
 extern "C" fn malloc_impl(size: size_t, site: u64) -> *mut c_void {
-    // SAFETY: forwarding to glibc's malloc.
-    alloc_event(size, site, || unsafe { real::__libc_malloc(size) })
+    alloc_event(size, site, || {
+        // SAFETY: forwarding to glibc's malloc.
+        either(
+            || heap::malloc(size).cast(),
+            || unsafe { real::__libc_malloc(size) },
+        )
+    })
 }
 with_site!(malloc => malloc_impl, "rsi");
 
 extern "C" fn calloc_impl(n: size_t, size: size_t, site: u64) -> *mut c_void {
-    // SAFETY: forwarding.
-    alloc_event(n.saturating_mul(size), site, || unsafe {
-        real::__libc_calloc(n, size)
+    alloc_event(n.saturating_mul(size), site, || {
+        // SAFETY: forwarding.
+        either(
+            || heap::calloc(n, size).cast(),
+            || unsafe { real::__libc_calloc(n, size) },
+        )
     })
 }
 with_site!(calloc => calloc_impl, "rdx");
 
+/// realloc of a block glibc allocated before start-up, while the heap is
+/// active, moves it into the heap (see `heap::realloc`).
 extern "C" fn realloc_impl(p: *mut c_void, size: size_t, site: u64) -> *mut c_void {
-    // SAFETY: forwarding.
-    alloc_event(size, site, || unsafe { real::__libc_realloc(p, size) })
+    alloc_event(size, site, || {
+        // SAFETY: forwarding.
+        either(
+            || heap::realloc(p.cast(), size).cast(),
+            || unsafe { real::__libc_realloc(p, size) },
+        )
+    })
 }
 with_site!(realloc => realloc_impl, "rdx");
 
 extern "C" fn reallocarray_impl(p: *mut c_void, n: size_t, size: size_t, site: u64) -> *mut c_void {
-    // SAFETY: forwarding.
-    alloc_event(n.saturating_mul(size), site, || unsafe {
-        real::reallocarray(p, n, size)
-    })
+    let Some(total) = n.checked_mul(size) else {
+        crate::sys::set_errno(libc::ENOMEM);
+        return core::ptr::null_mut();
+    };
+    realloc_impl(p, total, site)
 }
 with_site!(reallocarray => reallocarray_impl, "rcx");
 
 extern "C" fn free_impl(p: *mut c_void, site: u64) {
-    // SAFETY: forwarding.
-    let op = || unsafe { real::__libc_free(p) };
     if p.is_null() {
-        return op();
+        return;
     }
+    let op = || {
+        if !heap::free(p.cast()) {
+            // SAFETY: a block glibc allocated.
+            unsafe { real::__libc_free(p) }
+        }
+    };
     around(EventKind::Free, pseudo::HEAP, 0, site, op, |_| p as u64)
 }
 with_site!(free => free_impl, "rsi");
 with_site!(cfree => free_impl, "rsi");
 
+#[unsafe(no_mangle)]
+pub extern "C" fn malloc_usable_size(p: *mut c_void) -> size_t {
+    if p.is_null() {
+        return 0;
+    }
+    // SAFETY: forwarding glibc's own blocks to glibc.
+    heap::usable_size(p.cast()).unwrap_or_else(|| unsafe { real::malloc_usable_size(p) })
+}
+
+fn aligned_event(
+    align: size_t,
+    size: size_t,
+    site: u64,
+    glibc: impl FnOnce() -> *mut c_void,
+) -> *mut c_void {
+    alloc_event(size, site, || {
+        either(|| heap::aligned(align, size).cast(), glibc)
+    })
+}
+
 extern "C" fn memalign_impl(align: size_t, size: size_t, site: u64) -> *mut c_void {
     // SAFETY: forwarding.
-    alloc_event(size, site, || unsafe { real::__libc_memalign(align, size) })
+    aligned_event(align, size, site, || unsafe {
+        real::__libc_memalign(align, size)
+    })
 }
 with_site!(memalign => memalign_impl, "rdx");
 
 extern "C" fn aligned_alloc_impl(align: size_t, size: size_t, site: u64) -> *mut c_void {
     // SAFETY: forwarding.
-    alloc_event(size, site, || unsafe { real::aligned_alloc(align, size) })
+    aligned_event(align, size, site, || unsafe {
+        real::aligned_alloc(align, size)
+    })
 }
 with_site!(aligned_alloc => aligned_alloc_impl, "rdx");
 
+const PAGE: size_t = 4096;
+
 extern "C" fn valloc_impl(size: size_t, site: u64) -> *mut c_void {
     // SAFETY: forwarding.
-    alloc_event(size, site, || unsafe { real::valloc(size) })
+    aligned_event(PAGE, size, site, || unsafe { real::valloc(size) })
 }
 with_site!(valloc => valloc_impl, "rsi");
 
 extern "C" fn pvalloc_impl(size: size_t, site: u64) -> *mut c_void {
+    let rounded = size.max(1).next_multiple_of(PAGE);
     // SAFETY: forwarding.
-    alloc_event(size, site, || unsafe { real::pvalloc(size) })
+    aligned_event(PAGE, rounded, site, || unsafe { real::pvalloc(size) })
 }
 with_site!(pvalloc => pvalloc_impl, "rsi");
 
@@ -94,15 +147,18 @@ extern "C" fn posix_memalign_impl(
     size: size_t,
     site: u64,
 ) -> c_int {
-    around(
-        EventKind::Alloc,
-        pseudo::HEAP,
-        size as u64,
-        site,
-        // SAFETY: forwarding.
-        || unsafe { real::posix_memalign(out, align, size) },
-        // SAFETY: on success posix_memalign stored the block in `*out`.
-        |&r| if r == 0 { unsafe { *out as u64 } } else { 0 },
-    )
+    if !align.is_power_of_two() || align % core::mem::size_of::<usize>() != 0 {
+        return libc::EINVAL;
+    }
+    // SAFETY: forwarding.
+    let p = aligned_event(align, size, site, || unsafe {
+        real::__libc_memalign(align, size)
+    });
+    if p.is_null() {
+        return libc::ENOMEM;
+    }
+    // SAFETY: the caller's output pointer.
+    unsafe { *out = p };
+    0
 }
 with_site!(posix_memalign => posix_memalign_impl, "rcx");

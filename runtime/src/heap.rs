@@ -1,0 +1,336 @@
+//! The program's heap while recording or replaying: a deterministic
+//! size-class allocator over a fixed address range.
+//!
+//! Why not glibc's malloc: replay must hand out the recorded addresses.
+//! Every allocator call is an ordered event, but glibc's malloc also has
+//! state that no event orders: per-thread caches that a thread frees inside
+//! libc when it exits, at a moment that differs from run to run. This
+//! allocator's state depends only on the sequence of calls: LIFO free lists
+//! per size class, a bump pointer for new blocks, no per-thread state. Given
+//! the recorded order of calls, the recorded addresses come back.
+//!
+//! Blocks carry a 16-byte header before the pointer: the size class (or the
+//! page count of a large block) and, for over-aligned pointers, the offset
+//! back to the block. Pointers outside the range (allocated by glibc before
+//! the runtime started) are handed back to glibc.
+
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use crate::real;
+
+/// Start of the heap range: below the executable (0x5555... without ASLR)
+/// and the runtime's own region (see alloc.rs), above anything the kernel
+/// hands out for brk or small mappings.
+const BASE: usize = 0x5000_0000_0000;
+/// Reserved (not committed) size.
+const SPAN: usize = 1 << 40;
+const HEADER: usize = 16;
+const ALIGNED_MARK: usize = usize::MAX;
+const LARGE_FLAG: usize = 1 << 62;
+const PAGE: usize = 4096;
+const SMALL_CLASSES: usize = 64;
+/// Geometric classes above 1 KiB: four per doubling, up to 1 MiB.
+const GEOMETRIC_CLASSES: usize = 40;
+const CLASSES: usize = SMALL_CLASSES + GEOMETRIC_CLASSES;
+const LARGE_FREE_SLOTS: usize = 64;
+
+const fn class_sizes() -> [usize; CLASSES] {
+    let mut sizes = [0; CLASSES];
+    let mut i = 0;
+    while i < SMALL_CLASSES {
+        sizes[i] = 16 * (i + 1);
+        i += 1;
+    }
+    let mut k = 0;
+    while k < GEOMETRIC_CLASSES {
+        let octave = 1024usize << (k / 4 + 1);
+        let step = (octave / 2) / 4;
+        sizes[SMALL_CLASSES + k] = octave / 2 + step * (k % 4 + 1);
+        k += 1;
+    }
+    sizes
+}
+
+const CLASS_SIZE: [usize; CLASSES] = class_sizes();
+const LARGEST_CLASS: usize = CLASS_SIZE[CLASSES - 1];
+
+struct Heap {
+    lock: AtomicBool,
+    mapped: AtomicBool,
+    /// Next unused byte of the range.
+    bump: AtomicUsize,
+    /// Head of each class's free list (0 = empty); the next pointer is
+    /// stored in the freed block's first word.
+    free: [AtomicUsize; CLASSES],
+    /// Freed large blocks (header address), first fit.
+    large_free: [AtomicUsize; LARGE_FREE_SLOTS],
+}
+
+static HEAP: Heap = Heap {
+    lock: AtomicBool::new(false),
+    mapped: AtomicBool::new(false),
+    bump: AtomicUsize::new(BASE),
+    free: [const { AtomicUsize::new(0) }; CLASSES],
+    large_free: [const { AtomicUsize::new(0) }; LARGE_FREE_SLOTS],
+};
+
+/// Reserves the range; called once at start-up in record and replay mode.
+pub fn reserve() -> bool {
+    // SAFETY: a fixed, unused address range (MAP_FIXED_NOREPLACE never
+    // replaces a mapping); NORESERVE commits nothing until touched.
+    let p = unsafe {
+        libc::mmap(
+            BASE as *mut _,
+            SPAN,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE
+                | libc::MAP_ANONYMOUS
+                | libc::MAP_NORESERVE
+                | libc::MAP_FIXED_NOREPLACE,
+            -1,
+            0,
+        )
+    };
+    let ok = p as usize == BASE;
+    HEAP.mapped.store(ok, Ordering::Release);
+    ok
+}
+
+/// The heap serves allocations (record or replay mode, range reserved).
+pub fn active() -> bool {
+    HEAP.mapped.load(Ordering::Acquire) && crate::mode::active()
+}
+
+fn owns(p: usize) -> bool {
+    (BASE..BASE + SPAN).contains(&p)
+}
+
+/// Runs `f` under the heap lock, with the thread marked busy so that the
+/// memset/memcpy the allocator makes are not program events.
+fn locked<R>(f: impl FnOnce() -> R) -> R {
+    crate::thread::THREAD.with(|t| t.enter());
+    let backoff = crossbeam_utils::Backoff::new();
+    while HEAP
+        .lock
+        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        backoff.spin();
+    }
+    let r = f();
+    HEAP.lock.store(false, Ordering::Release);
+    crate::thread::THREAD.with(|t| t.leave());
+    r
+}
+
+fn class_of(size: usize) -> Option<usize> {
+    if size > LARGEST_CLASS {
+        return None;
+    }
+    if size <= 1024 {
+        return Some(size.max(1).div_ceil(16) - 1);
+    }
+    CLASS_SIZE[SMALL_CLASSES..]
+        .iter()
+        .position(|&c| c >= size)
+        .map(|k| SMALL_CLASSES + k)
+}
+
+fn read_word(addr: usize) -> usize {
+    // SAFETY: callers pass addresses of headers or freed blocks inside the
+    // mapped range.
+    unsafe { (addr as *const usize).read() }
+}
+
+fn write_word(addr: usize, value: usize) {
+    // SAFETY: as for `read_word`.
+    unsafe { (addr as *mut usize).write(value) }
+}
+
+/// Carves `bytes` (header included, 16-aligned) off the bump pointer.
+fn bump(bytes: usize) -> Option<usize> {
+    let at = HEAP.bump.load(Ordering::Relaxed);
+    let end = at.checked_add(bytes)?;
+    if end > BASE + SPAN {
+        return None;
+    }
+    HEAP.bump.store(end, Ordering::Relaxed);
+    Some(at)
+}
+
+/// Allocates a block of at least `size` bytes; returns (pointer, fresh).
+/// Fresh blocks come from untouched memory and are zero.
+fn allocate(size: usize) -> Option<(usize, bool)> {
+    if let Some(class) = class_of(size) {
+        let head = HEAP.free[class].load(Ordering::Relaxed);
+        if head != 0 {
+            HEAP.free[class].store(read_word(head), Ordering::Relaxed);
+            return Some((head, false));
+        }
+        let block = bump(HEADER + CLASS_SIZE[class])?;
+        write_word(block, class);
+        return Some((block + HEADER, true));
+    }
+    let pages = (size + HEADER).div_ceil(PAGE);
+    for slot in &HEAP.large_free {
+        let header = slot.load(Ordering::Relaxed);
+        if header != 0 {
+            let have = read_word(header) & !LARGE_FLAG;
+            if have >= pages && have <= pages * 2 {
+                slot.store(0, Ordering::Relaxed);
+                return Some((header + HEADER, false));
+            }
+        }
+    }
+    // Large blocks start on a page boundary minus the header, so the
+    // pointer is page-aligned (useful for valloc and big alignments).
+    let at = HEAP.bump.load(Ordering::Relaxed);
+    let header = (at + HEADER).next_multiple_of(PAGE) - HEADER;
+    bump(header - at + pages * PAGE)?;
+    write_word(header, pages | LARGE_FLAG);
+    Some((header + HEADER, true))
+}
+
+/// Usable bytes of a block given its pointer (not over-aligned).
+fn block_size(p: usize) -> usize {
+    let word = read_word(p - HEADER);
+    if word & LARGE_FLAG != 0 {
+        (word & !LARGE_FLAG) * PAGE - HEADER
+    } else {
+        CLASS_SIZE[word]
+    }
+}
+
+fn release(p: usize) {
+    let word = read_word(p - HEADER);
+    if word & LARGE_FLAG != 0 {
+        let header = p - HEADER;
+        match HEAP
+            .large_free
+            .iter()
+            .find(|s| s.load(Ordering::Relaxed) == 0)
+        {
+            Some(slot) => slot.store(header, Ordering::Relaxed),
+            // The large free list is full: the block is not reused (the
+            // range is 1 TiB; deterministic either way).
+            None => {}
+        }
+        return;
+    }
+    write_word(p, HEAP.free[word].load(Ordering::Relaxed));
+    HEAP.free[word].store(p, Ordering::Relaxed);
+}
+
+/// The block a (possibly over-aligned) pointer belongs to.
+fn block_of(p: usize) -> usize {
+    if read_word(p - HEADER) == ALIGNED_MARK {
+        p - read_word(p - HEADER + 8)
+    } else {
+        p
+    }
+}
+
+pub fn malloc(size: usize) -> *mut u8 {
+    locked(|| allocate(size).map_or(0, |(p, _)| p)) as *mut u8
+}
+
+pub fn calloc(n: usize, size: usize) -> *mut u8 {
+    let Some(total) = n.checked_mul(size) else {
+        return core::ptr::null_mut();
+    };
+    locked(|| match allocate(total) {
+        Some((p, true)) => p,
+        Some((p, false)) => {
+            // SAFETY: a reused block of at least `total` bytes.
+            unsafe { core::ptr::write_bytes(p as *mut u8, 0, total) };
+            p
+        }
+        None => 0,
+    }) as *mut u8
+}
+
+/// Frees `p`; returns false if it is not from this heap (glibc's).
+pub fn free(p: *mut u8) -> bool {
+    let p = p as usize;
+    if !owns(p) {
+        return false;
+    }
+    locked(|| release(block_of(p)));
+    true
+}
+
+/// Usable size of `p`, or None if it is not from this heap.
+pub fn usable_size(p: *mut u8) -> Option<usize> {
+    let p = p as usize;
+    owns(p).then(|| {
+        let block = block_of(p);
+        block_size(block) - (p - block)
+    })
+}
+
+pub fn realloc(p: *mut u8, size: usize) -> *mut u8 {
+    if p.is_null() {
+        return malloc(size);
+    }
+    let old = match usable_size(p) {
+        Some(n) if n >= size && block_of(p as usize) == p as usize => return p,
+        Some(n) => n,
+        // SAFETY: a block glibc allocated before the runtime started.
+        None => unsafe { real::malloc_usable_size(p.cast()) },
+    };
+    let new = malloc(size);
+    if !new.is_null() {
+        crate::thread::THREAD.with(|t| t.enter());
+        // SAFETY: both blocks hold at least min(old, size) bytes.
+        unsafe { core::ptr::copy_nonoverlapping(p, new, old.min(size)) };
+        crate::thread::THREAD.with(|t| t.leave());
+        if !free(p) {
+            // SAFETY: glibc's block, freed by glibc.
+            unsafe { real::__libc_free(p.cast()) };
+        }
+    }
+    new
+}
+
+/// Allocates `size` bytes aligned to `align` (a power of two).
+pub fn aligned(align: usize, size: usize) -> *mut u8 {
+    if align <= 16 {
+        return malloc(size);
+    }
+    let Some(padded) = size.checked_add(align + HEADER) else {
+        return core::ptr::null_mut();
+    };
+    locked(|| {
+        let Some((block, _)) = allocate(padded) else {
+            return 0;
+        };
+        let p = if block % align == 0 {
+            block
+        } else {
+            (block + HEADER).next_multiple_of(align)
+        };
+        if p != block {
+            write_word(p - HEADER, ALIGNED_MARK);
+            write_word(p - HEADER + 8, p - block);
+        }
+        p
+    }) as *mut u8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_grow_and_cover_sizes() {
+        assert!(CLASS_SIZE.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(class_of(1), Some(0));
+        assert_eq!(class_of(16), Some(0));
+        assert_eq!(class_of(17), Some(1));
+        assert_eq!(class_of(1024), Some(63));
+        assert_eq!(CLASS_SIZE[class_of(1025).unwrap()], 1280);
+        assert!(LARGEST_CLASS >= 1 << 20);
+        assert_eq!(class_of(LARGEST_CLASS + 1), None);
+        assert!(CLASS_SIZE.iter().all(|c| c % 16 == 0));
+    }
+}
