@@ -8,6 +8,7 @@
 
 #define ACCOUNTS 8
 #define TELLERS 4
+#define TRANSFERS 5000
 
 static long balance[ACCOUNTS];
 static pthread_mutex_t lock[ACCOUNTS];
@@ -16,7 +17,7 @@ static long ops; /* racy on purpose */
 static void *teller(void *arg) {
     long id = (long)arg;
     unsigned seed = (unsigned)id * 7919u + 1;
-    for (int i = 0; i < 2000; i++) {
+    for (int i = 0; i < TRANSFERS; i++) {
         ops++;
         seed = seed * 1103515245u + 12345u;
         int from = (int)(seed >> 8) % ACCOUNTS, to = (int)(seed >> 16) % ACCOUNTS;
@@ -56,6 +57,6 @@ int main(void) {
     for (int i = 0; i <= TELLERS; i++) pthread_join(t[i], NULL);
     long total = 0;
     for (int i = 0; i < ACCOUNTS; i++) total += balance[i];
-    printf("total %ld, operations counted %ld of %d\n", total, ops, TELLERS * 2000);
+    printf("total %ld, operations counted %ld of %d\n", total, ops, TELLERS * TRANSFERS);
     return 0;
 }

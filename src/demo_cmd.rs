@@ -1,12 +1,17 @@
-//! `rr-lite demo`: the whole pipeline on the bundled racy program, from a
-//! scratch directory: build it with `rr-lite cc`, record it, show the trace.
+//! `rr-lite demo`: the whole pipeline on the bundled racy program, in a
+//! scratch directory: build it with `rr-lite cc`, record it until two runs
+//! print different results, split a trace, and replay it in parallel and
+//! sequentially, checking that replay prints exactly what the recording did.
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Instant;
 
 use anyhow::{Context, ensure};
 
 static DEMO_SOURCE: &str = include_str!("../examples/racy_bank.c");
+/// Recordings tried at most before showing whatever was seen.
+const MAX_RECORDINGS: usize = 8;
 
 #[derive(clap::Args, Debug)]
 pub struct DemoArgs {
@@ -20,15 +25,26 @@ fn rr_lite() -> anyhow::Result<PathBuf> {
     std::env::current_exe().context("finding the rr-lite executable")
 }
 
-/// Runs `rr-lite ARGS...` as a child, echoing the command line first.
-fn step(args: &[&str], dir: &std::path::Path) -> anyhow::Result<i32> {
-    println!("\n$ rr-lite {}", args.join(" "));
-    let status = Command::new(rr_lite()?)
+/// Runs `rr-lite ARGS...` in `dir`, echoing the command line.
+fn step(args: &[&str], dir: &Path, echo: bool) -> anyhow::Result<(Output, f64)> {
+    if echo {
+        println!("\n$ rr-lite {}", args.join(" "));
+    }
+    let start = Instant::now();
+    let out = Command::new(rr_lite()?)
         .args(args)
         .current_dir(dir)
-        .status()
+        .output()
         .with_context(|| format!("running rr-lite {}", args.join(" ")))?;
-    Ok(status.code().unwrap_or(128))
+    Ok((out, start.elapsed().as_secs_f64()))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn last_line(s: &str) -> &str {
+    s.lines().last().unwrap_or("")
 }
 
 pub fn run(args: DemoArgs) -> anyhow::Result<i32> {
@@ -41,11 +57,12 @@ pub fn run(args: DemoArgs) -> anyhow::Result<i32> {
     std::fs::write(&source, DEMO_SOURCE)
         .with_context(|| format!("writing {}", source.display()))?;
     println!(
-        "rr-lite demo in {} (a bank with racy counters; output depends on the interleaving)",
+        "rr-lite demo in {}: four tellers and an auditor share a bank; the operation counter is racy,",
         dir.display()
     );
+    println!("so what the program prints depends on the interleaving of each run.");
 
-    let status = step(
+    let (out, _) = step(
         &[
             "cc",
             "-O2",
@@ -56,33 +73,79 @@ pub fn run(args: DemoArgs) -> anyhow::Result<i32> {
             "racy_bank",
         ],
         &dir,
+        true,
     )?;
-    ensure!(status == 0, "building the demo failed (status {status})");
-    let trace = dir.join("trace");
-    let _ = std::fs::remove_dir_all(&trace);
-    let trace_arg = trace.to_string_lossy().into_owned();
-    let status = step(&["record", "-o", &trace_arg, "./racy_bank"], &dir)?;
-    ensure!(status == 0, "recording the demo failed (status {status})");
-    step(&["info", &trace_arg], &dir)?;
-    println!(
-        "\n$ rr-lite dump {trace_arg} | grep -v ' read ' | head -25   (synchronisation and writes)"
-    );
-    let dump = Command::new(rr_lite()?)
-        .args(["dump", &trace_arg])
-        .output()
-        .context("running rr-lite dump")?;
     ensure!(
-        dump.status.success(),
-        "rr-lite dump failed: {}",
-        String::from_utf8_lossy(&dump.stderr)
+        out.status.success(),
+        "building the demo failed:\n{}",
+        text(&out.stderr)
     );
-    let text = String::from_utf8_lossy(&dump.stdout);
-    for line in text.lines().filter(|l| !l.contains(" read ")).take(25) {
-        println!("{line}");
-    }
+
     println!(
-        "\nRe-run `./racy_bank` in {} a few times: the counts change from run to run.",
+        "\n$ rr-lite record -o trace-N ./racy_bank    (until two runs print different results)"
+    );
+    let mut runs: Vec<(String, String)> = Vec::new();
+    for n in 1..=MAX_RECORDINGS {
+        let trace = format!("trace-{n}");
+        let _ = std::fs::remove_dir_all(dir.join(&trace));
+        let (out, secs) = step(&["record", "-q", "-o", &trace, "./racy_bank"], &dir, false)?;
+        ensure!(
+            out.status.success(),
+            "recording failed:\n{}",
+            text(&out.stderr)
+        );
+        let stdout = text(&out.stdout);
+        println!("  {trace}: {}   ({secs:.2}s)", last_line(&stdout));
+        let differs = runs.iter().any(|(_, o)| last_line(o) != last_line(&stdout));
+        runs.push((trace, stdout));
+        if differs {
+            break;
+        }
+    }
+    let (trace, _) = runs.last().cloned().context("no recording")?;
+    if runs
+        .iter()
+        .all(|(_, o)| last_line(o) == last_line(&runs[0].1))
+    {
+        println!("  (every run printed the same here; replay is still checked below)");
+    }
+    let (out, _) = step(&["split", &trace], &dir, true)?;
+    ensure!(out.status.success(), "split failed:\n{}", text(&out.stderr));
+    print!("{}", text(&out.stdout));
+
+    // Each distinct recording replays to its own output; the last one is
+    // also replayed sequentially, the baseline.
+    let first = runs.first().cloned().context("no recording")?;
+    let mut replays = vec![(first.0.clone(), first.1.clone(), "--parallel")];
+    let last = runs.last().cloned().context("no recording")?;
+    if last.0 != first.0 {
+        replays.push((last.0.clone(), last.1.clone(), "--parallel"));
+    }
+    replays.push((last.0, last.1, "--sequential"));
+    let mut all_same = true;
+    for (trace, recorded, mode) in &replays {
+        let (out, secs) = step(&["replay", mode, trace], &dir, true)?;
+        let replayed = text(&out.stdout);
+        let same = out.status.success() && &replayed == recorded;
+        all_same &= same;
+        println!("  {}   ({secs:.2}s)", last_line(&replayed));
+        println!(
+            "  {} the recording of {trace}",
+            if same {
+                "identical to"
+            } else {
+                "DIFFERENT from"
+            }
+        );
+        if !same {
+            eprint!("{}", text(&out.stderr));
+        }
+    }
+    let (out, _) = step(&["info", &trace], &dir, true)?;
+    print!("{}", text(&out.stdout));
+    println!(
+        "\nThe traces stay in {}: `rr-lite dump {trace}` lists every event, `rr-lite graph {trace}` the dependencies.",
         dir.display()
     );
-    Ok(0)
+    Ok(if all_same { 0 } else { 1 })
 }

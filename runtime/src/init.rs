@@ -76,6 +76,7 @@ fn start(mode: Mode, argv: *const *const c_char, envp: *const *const c_char) {
     };
     crate::real::resolve_all();
     crate::interpose::mem::resolve_all();
+    crate::own_code::locate();
     if mode == Mode::Replay && !open_replay_session(dir, envp) {
         // SAFETY: the replayer cannot run this program as recorded.
         unsafe { libc::_exit(rr_lite_trace::plan::DIVERGENCE_STATUS) };

@@ -23,6 +23,7 @@ mod init;
 mod interpose;
 mod log;
 mod mode;
+mod own_code;
 mod real;
 mod replay;
 mod stripes;

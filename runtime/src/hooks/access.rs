@@ -28,6 +28,25 @@ access_hooks! {
     Write 16: write16 => __tsan_write16, __tsan_unaligned_write16, __tsan_volatile_write16, __tsan_unaligned_volatile_write16;
 }
 
+/// `-mllvm -tsan-compound-read-before-write` (clang): one call for a read
+/// followed by a write of the same location (`x++`): a read-modify-write.
+macro_rules! compound_hooks {
+    ($($size:literal: $imp:ident => $($name:ident),+;)*) => {$(
+        extern "C" fn $imp(addr: u64, site: u64) {
+            events::access(EventKind::Rmw, addr, $size, site);
+        }
+        $( with_site!($name => $imp, "rsi"); )+
+    )*};
+}
+
+compound_hooks! {
+    1: read_write1 => __tsan_read_write1, __tsan_unaligned_read_write1;
+    2: read_write2 => __tsan_read_write2, __tsan_unaligned_read_write2;
+    4: read_write4 => __tsan_read_write4, __tsan_unaligned_read_write4;
+    8: read_write8 => __tsan_read_write8, __tsan_unaligned_read_write8;
+    16: read_write16 => __tsan_read_write16, __tsan_unaligned_read_write16;
+}
+
 macro_rules! access_pc_hooks {
     ($($kind:ident $size:literal: $name:ident;)*) => {$(
         #[unsafe(no_mangle)]

@@ -100,7 +100,7 @@ extern "C" fn memcpy_impl(
 ) -> *mut c_void {
     // SAFETY: memcpy's contract is the caller's.
     let op = || unsafe { move_bytes(dst, src, n, &REAL_MEMCPY, "memcpy\0") };
-    if n == 0 {
+    if n == 0 || crate::own_code::contains(site) {
         return op();
     }
     events::copy(src as u64, dst as u64, n as u64, site, op)
@@ -116,7 +116,7 @@ extern "C" fn memmove_impl(
 ) -> *mut c_void {
     // SAFETY: memmove's contract is the caller's.
     let op = || unsafe { move_bytes(dst, src, n, &REAL_MEMMOVE, "memmove\0") };
-    if n == 0 {
+    if n == 0 || crate::own_code::contains(site) {
         return op();
     }
     events::copy(src as u64, dst as u64, n as u64, site, op)
@@ -127,7 +127,7 @@ with_site!(__tsan_memmove => memmove_impl, "rcx");
 extern "C" fn memset_impl(dst: *mut c_void, c: c_int, n: size_t, site: u64) -> *mut c_void {
     // SAFETY: memset's contract is the caller's.
     let op = || unsafe { set_bytes(dst, c, n) };
-    if n == 0 {
+    if n == 0 || crate::own_code::contains(site) {
         return op();
     }
     events::around(EventKind::WriteRange, dst as u64, n as u64, site, op, |_| 0)

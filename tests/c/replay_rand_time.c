@@ -1,0 +1,46 @@
+/* Values from outside: time, clock_gettime, gettimeofday, getpid, and rand
+ * seeded from them, called from several threads. Replay must return the
+ * recorded values. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define THREADS 2
+
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static char lines[THREADS][256];
+
+static void *worker(void *arg) {
+    long id = (long)arg;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int a = rand(), b = rand();
+    long r = random();
+    pthread_mutex_lock(&m);
+    snprintf(lines[id], sizeof lines[id], "thread %ld mono %ld.%09ld rand %d %d random %ld", id,
+             (long)ts.tv_sec, ts.tv_nsec, a, b, r);
+    pthread_mutex_unlock(&m);
+    return NULL;
+}
+
+int main(void) {
+    time_t now = time(NULL);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    int pid = getpid();
+    srand((unsigned)(ts.tv_nsec ^ tv.tv_usec ^ pid));
+    srandom((unsigned)(ts.tv_nsec * 7 + now));
+    printf("time %ld realtime %ld.%09ld tod %ld.%06ld pid %d\n", (long)now, (long)ts.tv_sec,
+           ts.tv_nsec, (long)tv.tv_sec, (long)tv.tv_usec, pid);
+    printf("main rand %d %d\n", rand(), rand());
+    pthread_t t[THREADS];
+    for (long i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, worker, (void *)i);
+    for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < THREADS; i++) printf("%s\n", lines[i]);
+    return 0;
+}
