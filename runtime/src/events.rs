@@ -291,15 +291,7 @@ pub fn blocking<R>(
 /// recorded payload in replay (the child id of a thread-create), else
 /// `payload`.
 pub fn event(kind: EventKind, addr: u64, size: u64, site: u64, payload: u64) -> u64 {
-    emulated(
-        kind,
-        addr,
-        size,
-        site,
-        || payload,
-        |&p| p,
-        |recorded| Replayed::Return(recorded),
-    )
+    emulated(kind, addr, size, site, || payload, |&p| p, Replayed::Return)
 }
 
 /// Replay: the recorded payload of the thread's next event of `kind` (the

@@ -42,8 +42,8 @@ fn lookup(envp: *const *const c_char, name: &core::ffi::CStr) -> Option<&'static
 /// libc has set `environ`: such a call is deferred to the next one.
 /// Only the first call that can see the environment does anything.
 pub fn initialise(argv: *const *const c_char, envp: *const *const c_char) {
-    // SAFETY: reading libc's environ pointer (null before libc's init).
     let envp = if envp.is_null() {
+        // SAFETY: reading libc's environ pointer (null before libc's init).
         unsafe { environ }
     } else {
         envp

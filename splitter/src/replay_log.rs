@@ -1,6 +1,6 @@
 //! The replay log format (`<trace>/split/thread-NNNN.sync`): one file per
 //! thread listing only its sync points, plus what replay needs to detect a
-//! divergence. Byte layout in docs/FORMAT-split.md; this module is its only
+//! divergence. Byte layout in docs/FORMAT.md ("Split logs"); this module is its only
 //! writer and reader. The reader never panics on bad bytes: every error names
 //! the file and the byte offset.
 

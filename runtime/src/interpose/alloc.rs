@@ -147,7 +147,7 @@ extern "C" fn posix_memalign_impl(
     size: size_t,
     site: u64,
 ) -> c_int {
-    if !align.is_power_of_two() || align % core::mem::size_of::<usize>() != 0 {
+    if !align.is_power_of_two() || !align.is_multiple_of(core::mem::size_of::<usize>()) {
         return libc::EINVAL;
     }
     // SAFETY: forwarding.
