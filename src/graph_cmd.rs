@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::split_cmd::{AnalysisArgs, open_trace};
+use crate::output::{open_trace, symbolizer};
+use crate::split_cmd::AnalysisArgs;
 
 #[derive(clap::Args, Debug)]
 pub struct GraphArgs {
@@ -26,7 +27,7 @@ pub struct GraphArgs {
 }
 
 pub fn run(args: GraphArgs) -> anyhow::Result<i32> {
-    let trace = open_trace(args.trace.as_deref(), "graph")?;
+    let trace = open_trace(args.trace.as_deref())?;
     let total = trace.header().map(|h| h.entries.iter().sum());
     let bar = rr_lite_splitter::progress_bar(total);
     let result = rr_lite_splitter::analyze_trace(&trace, &args.analysis.options(), bar.as_ref());
@@ -34,14 +35,14 @@ pub fn run(args: GraphArgs) -> anyhow::Result<i32> {
         bar.finish_and_clear();
     }
     let topology = result?.topology();
-    // Sites stay raw addresses until symbolisation is wired in: pass a
-    // labeller here (`Some(&|site| ...)`) to name them.
+    let symbols = std::cell::RefCell::new(symbolizer(&trace)?);
+    let label = |site: u64| symbols.borrow_mut().site(site).to_string();
     let text = if args.json {
-        let mut s = serde_json::to_string_pretty(&topology.to_json(None))?;
+        let mut s = serde_json::to_string_pretty(&topology.to_json(Some(&label)))?;
         s.push('\n');
         s
     } else {
-        topology.to_dot(None)
+        topology.to_dot(Some(&label))
     };
     match &args.output {
         Some(path) => {

@@ -47,20 +47,8 @@ pub struct SplitArgs {
 
 /// Opens the trace named on the command line, or the latest one, and says
 /// so on stderr when it is a recording that did not finish.
-pub fn open_trace(arg: Option<&std::path::Path>, command: &str) -> anyhow::Result<TraceDir> {
-    let path = rr_lite_trace::resolve_trace(arg)?;
-    let trace = TraceDir::open(&path)?;
-    if !trace.is_complete() {
-        eprintln!(
-            "rr-lite {command}: note: {} is not a finished recording; using what it holds",
-            path.display()
-        );
-    }
-    Ok(trace)
-}
-
 pub fn run(args: SplitArgs) -> anyhow::Result<i32> {
-    let trace = open_trace(args.trace.as_deref(), "split")?;
+    let trace = crate::output::open_trace(args.trace.as_deref())?;
     let total = trace.header().map(|h| h.entries.iter().sum());
     let bar = rr_lite_splitter::progress_bar(total);
     let result = rr_lite_splitter::split_trace(&trace, &args.analysis.options(), bar.as_ref());
