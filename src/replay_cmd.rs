@@ -131,6 +131,20 @@ fn print_deadlock(r: &DeadlockReport, symbols: &mut Symbolizer) {
             .as_ref()
             .map(|e| describe_event(e, symbols))
             .unwrap_or_else(|| "?".into());
+        if w.blocked_in_call {
+            eprintln!(
+                "  thread {} at event {} ({next}) is blocked in a real call (a lock held by a waiting thread?)",
+                w.thread, w.at_index
+            );
+            continue;
+        }
+        if w.at_end {
+            eprintln!(
+                "  thread {} has done all {} events the recording has for it",
+                w.thread, w.at_index
+            );
+            continue;
+        }
         match (w.waits_for, w.turn) {
             (Some((u, j)), _) => eprintln!(
                 "  thread {} at event {} ({next}) waits for thread {u} to complete event {j}",

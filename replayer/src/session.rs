@@ -70,6 +70,10 @@ pub struct WaitEdge {
     pub waits_for: Option<(u32, u64)>,
     /// Sequential replay: the global turn it waits for.
     pub turn: Option<u64>,
+    /// Blocked in a real call (a lock, the FILE lock), not a replay wait.
+    pub blocked_in_call: bool,
+    /// Past the last event the recording has for it.
+    pub at_end: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -119,13 +123,20 @@ impl State {
         })
     }
 
-    /// Every started, unfinished thread is parked in a replay wait.
+    /// No started, unfinished thread runs: each is parked in a replay
+    /// wait, blocked in a real call, or past its recorded end.
     fn all_waiting(&self) -> bool {
+        let stuck = [
+            ThreadStatus::Waiting,
+            ThreadStatus::Blocked,
+            ThreadStatus::AtEnd,
+        ]
+        .map(|s| s as u32);
         let live: Vec<u32> = (0..self.threads())
             .map(|t| self.status(t))
-            .filter(|&s| s == ThreadStatus::Running as u32 || s == ThreadStatus::Waiting as u32)
+            .filter(|&s| s != ThreadStatus::NotStarted as u32 && s != ThreadStatus::Exited as u32)
             .collect();
-        !live.is_empty() && live.iter().all(|&s| s == ThreadStatus::Waiting as u32)
+        !live.is_empty() && live.iter().all(|s| stuck.contains(s))
     }
 }
 
@@ -137,8 +148,13 @@ fn new_session_id() -> String {
 }
 
 /// Writes the zeroed state file the runtime maps.
-fn create_state(path: &Path, threads: u32, variant: PlanVariant) -> Result<(), ReplayError> {
+fn create_state(path: &Path, entries: &[u64], variant: PlanVariant) -> Result<(), ReplayError> {
+    let threads = entries.len() as u32;
     let mut bytes = vec![0u8; state::len(threads)];
+    for (t, n) in (0..threads).zip(entries) {
+        let at = state::slot(t) + state::RECORDED;
+        bytes[at..at + 8].copy_from_slice(&n.to_le_bytes());
+    }
     bytes[..8].copy_from_slice(&STATE_MAGIC);
     bytes[8..10].copy_from_slice(&rr_lite_trace::plan::PLAN_VERSION.to_le_bytes());
     bytes[state::THREADS..state::THREADS + 4].copy_from_slice(&threads.to_le_bytes());
@@ -178,7 +194,7 @@ pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome
     let session_dir = SessionDir(trace.path().join(session_dir_name(&session)));
     std::fs::create_dir_all(&session_dir.0).map_err(ReplayError::io(&session_dir.0))?;
     let state_path = session_dir.0.join(STATE_FILE);
-    create_state(&state_path, trace.threads(), options.variant)?;
+    create_state(&state_path, &header.entries, options.variant)?;
 
     let mut cmd = Command::new(&header.program);
     if let Some((arg0, args)) = header.argv.split_first() {
@@ -243,18 +259,32 @@ fn divergence_report(trace: &TraceDir, s: &State) -> DivergenceReport {
 
 fn deadlock_report(trace: &TraceDir, s: &State) -> DeadlockReport {
     let waits: Vec<WaitEdge> = (0..s.threads())
-        .filter(|&t| s.status(t) == ThreadStatus::Waiting as u32)
+        .filter(|&t| {
+            let status = s.status(t);
+            [
+                ThreadStatus::Waiting,
+                ThreadStatus::Blocked,
+                ThreadStatus::AtEnd,
+            ]
+            .iter()
+            .any(|&w| w as u32 == status)
+        })
         .map(|t| {
             let slot = state::slot(t);
             let waited = s.u32_at(slot + state::WAIT_THREAD);
             let index = s.u64_at(slot + state::WAIT_INDEX);
             let at_index = s.u64_at(slot + state::INDEX);
+            let status = s.status(t);
+            let real_call = status == ThreadStatus::Blocked as u32;
+            let at_end = status == ThreadStatus::AtEnd as u32;
             WaitEdge {
                 thread: t,
                 at_index,
                 next_event: recorded_event(trace, t, at_index),
-                waits_for: (waited != u32::MAX).then_some((waited, index)),
-                turn: (waited == u32::MAX).then_some(index),
+                waits_for: (!real_call && !at_end && waited != u32::MAX).then_some((waited, index)),
+                turn: (!real_call && !at_end && waited == u32::MAX).then_some(index),
+                blocked_in_call: real_call,
+                at_end,
             }
         })
         .collect();
@@ -298,6 +328,8 @@ mod tests {
             next_event: None,
             waits_for: waits_for.map(|u| (u, 0)),
             turn: None,
+            blocked_in_call: false,
+            at_end: false,
         }
     }
 

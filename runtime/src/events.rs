@@ -19,7 +19,7 @@
 
 use rr_lite_trace::EventKind;
 use rr_lite_trace::codec::Entry;
-use rr_lite_trace::plan::{Divergence, flags};
+use rr_lite_trace::plan::{Divergence, ThreadStatus, flags};
 
 use crate::mode::{self, Mode};
 use crate::replay;
@@ -58,6 +58,7 @@ fn busy<R>(t: &ThreadState, f: impl FnOnce() -> R) -> R {
 pub fn release_held(t: &ThreadState) {
     let held = t.held.get();
     if !held.is_empty() {
+        held.raise_clock(t.clock.get());
         held.unlock();
         t.held.set(StripeSet::EMPTY);
     }
@@ -114,7 +115,10 @@ fn acquire(t: &ThreadState, addr: u64, size: u64) -> Acquired {
 fn give_back(t: &ThreadState, acquired: Acquired) {
     match acquired {
         Acquired::Top => release_held(t),
-        Acquired::Nested(set) => set.unlock(),
+        Acquired::Nested(set) => {
+            set.raise_clock(t.clock.get());
+            set.unlock();
+        }
     }
 }
 
@@ -133,6 +137,43 @@ pub fn finish_previous(t: &ThreadState, mode: Mode) {
 #[inline]
 pub fn release() {
     with_tracked(|t, mode| busy(t, || finish_previous(t, mode)));
+}
+
+/// Before a real call that may block and is not itself an event (sleep,
+/// read, poll): record releases the thread's stripes; replay publishes all
+/// its events as done.
+pub fn before_blocking() {
+    with_tracked(|t, mode| {
+        busy(t, || match mode {
+            Mode::Replay => replay::publish_all(t),
+            _ => finish_previous(t, mode),
+        })
+    });
+}
+
+/// Runs a real call that may block before the thread's next event (the FILE
+/// lock before an output): record releases the thread's stripes first;
+/// replay also waits for the recorded predecessors of that next event, so
+/// the call happens in the recorded order, and marks the thread blocked for
+/// the watchdog while in it.
+pub fn before_next_event<R>(op: impl FnOnce() -> R) -> R {
+    match with_tracked(|_, mode| mode) {
+        Some(Mode::Replay) => THREAD.with(|t| {
+            busy(t, || {
+                replay::publish_all(t);
+                replay::wait_next(t);
+                replay::set_status(t, ThreadStatus::Blocked);
+            });
+            let r = op();
+            busy(t, || replay::set_status(t, ThreadStatus::Running));
+            r
+        }),
+        Some(mode) => {
+            with_tracked(|t, _| busy(t, || finish_previous(t, mode)));
+            op()
+        }
+        None => op(),
+    }
 }
 
 /// A compiler-instrumented access.
@@ -260,7 +301,7 @@ pub fn blocking<R>(
         }
         Some(_) => THREAD.with(|t| {
             let next = busy(t, || {
-                replay::publish_pending(t);
+                replay::publish_all(t);
                 replay::wait_next(t)
             });
             let recorded = next
@@ -272,7 +313,9 @@ pub fn blocking<R>(
                     r
                 }
                 Some(Replayed::CallReal) | None => {
+                    busy(t, || replay::set_status(t, ThreadStatus::Blocked));
                     let r = op();
+                    busy(t, || replay::set_status(t, ThreadStatus::Running));
                     if let Some(payload) = event(&r) {
                         busy(t, || replay::count(t, kind, addr, site));
                         check_result(t, kind, addr, site, recorded, payload);

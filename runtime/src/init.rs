@@ -225,6 +225,7 @@ pub fn log_process_exit(status: c_int, site: u64) {
     if events::with_tracked(|_, _| ()).is_none() || EXIT_LOGGED.swap(true, Ordering::AcqRel) {
         return;
     }
+    wait_for_recorded_end();
     events::event(
         EventKind::ProcessExit,
         pseudo::PROCESS,
@@ -233,6 +234,20 @@ pub fn log_process_exit(status: c_int, site: u64) {
         status as u32 as u64,
     );
     end_thread();
+}
+
+/// Replay: before the process ends (exit, crash), the other threads do
+/// every event the recording has for them, and no more.
+fn wait_for_recorded_end() {
+    if mode::current() != Mode::Replay {
+        return;
+    }
+    THREAD.with(|t| {
+        t.enter();
+        crate::replay::publish_all(t);
+        crate::replay::wait_for_others(t);
+        t.leave();
+    });
 }
 
 static EXIT_SITE: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
@@ -266,12 +281,18 @@ extern "C" fn on_fatal_signal(signal: c_int, info: *mut libc::siginfo_t, context
     // handlers.
     let (fault_addr, pc) = unsafe {
         let uc = context.cast::<libc::ucontext_t>();
-        (
-            (*info).si_addr() as u64,
-            (*uc).uc_mcontext.gregs[libc::REG_RIP as usize] as u64,
-        )
+        // si_addr means a faulting address only for signals the kernel
+        // raised for a fault (si_code > 0); abort's tgkill puts pid and uid
+        // there, which differ between runs.
+        let addr = if (*info).si_code > 0 {
+            (*info).si_addr() as u64
+        } else {
+            0
+        };
+        (addr, (*uc).uc_mcontext.gregs[libc::REG_RIP as usize] as u64)
     };
     if events::with_tracked(|_, _| ()).is_some() {
+        wait_for_recorded_end();
         events::event(EventKind::FatalSignal, fault_addr, 0, pc, signal as u64);
         events::release();
     }

@@ -109,6 +109,9 @@ real_functions! {
     fn putc(c: c_int, f: *mut libc::FILE) -> c_int;
     fn fwrite(p: *const c_void, size: size_t, n: size_t, f: *mut libc::FILE) -> size_t;
     fn fflush(f: *mut libc::FILE) -> c_int;
+    fn flockfile(f: *mut libc::FILE) -> ();
+    fn ftrylockfile(f: *mut libc::FILE) -> c_int;
+    fn funlockfile(f: *mut libc::FILE) -> ();
     fn perror(s: *const c_char) -> ();
     fn rand() -> c_int;
     fn random() -> libc::c_long;

@@ -288,9 +288,11 @@ fn wait_until(
     waiting_for: (u32, u64),
 ) {
     let backoff = Backoff::new();
+    let mut spins = 0;
     while !ready() {
-        if !backoff.is_completed() {
-            backoff.snooze();
+        if spins < crate::stripes::SPIN_ROUNDS {
+            spins += 1;
+            backoff.spin();
             continue;
         }
         slot_u32(me, state::WAIT_THREAD).store(waiting_for.0, Ordering::Relaxed);
@@ -370,6 +372,9 @@ pub fn count(t: &ThreadState, kind: EventKind, addr: u64, site: u64) -> Option<P
         publish_pending(t);
     }
     let index = t.index.get();
+    if index >= t.plan.get().accesses {
+        park_at_end(t);
+    }
     t.hash.set(fold_access_hash(t.hash.get(), kind, addr));
     if index != t.next_point.get() {
         t.index.set(index + 1);
@@ -400,6 +405,53 @@ pub fn count(t: &ThreadState, kind: EventKind, addr: u64, site: u64) -> Option<P
         t.pending.set(Pending::Done);
     }
     Some(p)
+}
+
+/// The thread is past its last recorded event: the recording ended while it
+/// ran (another thread crashed or called exit). It publishes everything and
+/// stops here until the process ends the same way.
+fn park_at_end(t: &ThreadState) -> ! {
+    let me = t.id.get();
+    publish_pending(t);
+    publish_done(me, t.index.get());
+    slot_u32(me, state::STATUS).store(ThreadStatus::AtEnd as u32, Ordering::Release);
+    let word = slot_u32(me, state::FUTEX);
+    loop {
+        let seen = word.load(Ordering::SeqCst);
+        sys::futex_wait(word, seen, PARK_TIMEOUT_NS * 10);
+    }
+}
+
+/// Publishes all the thread's events as done (before a real call that may
+/// block, so that the end-of-recording wait below sees it).
+pub fn publish_all(t: &ThreadState) {
+    if matches!(t.pending.get(), Pending::Turn(_)) {
+        publish_pending(t);
+    }
+    t.pending.set(Pending::Nothing);
+    publish_done(t.id.get(), t.index.get());
+}
+
+pub fn set_status(t: &ThreadState, status: ThreadStatus) {
+    slot_u32(t.id.get(), state::STATUS).store(status as u32, Ordering::Release);
+}
+
+/// Before the process ends (exit, fatal signal) as it did in the recording:
+/// waits until every other thread has done all its recorded events, so the
+/// program's output up to the end is the recorded one.
+pub fn wait_for_others(t: &ThreadState) {
+    let me = t.id.get();
+    for u in (0..STATE_THREADS.load(Ordering::Relaxed)).filter(|&u| u != me) {
+        let recorded = slot_u64(u, state::RECORDED).load(Ordering::Relaxed);
+        let done = slot_u64(u, state::DONE);
+        wait_until(
+            me,
+            || done.load(Ordering::SeqCst) >= recorded,
+            slot_u32(u, state::FUTEX),
+            slot_u32(u, state::SLEEPERS),
+            (u, recorded.saturating_sub(1)),
+        );
+    }
 }
 
 /// The thread's events so far match the recording in number and hash.

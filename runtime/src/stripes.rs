@@ -12,6 +12,8 @@
 //! - stripes are always locked in ascending index order (no deadlock);
 //! - a stripe's clock only grows, and only while its lock is held, so two
 //!   entries on one granule get clocks in the order memory saw them;
+//! - unlocking first raises the stripe's clock to the holder's, so the next
+//!   holder orders after everything the holder logged while holding it;
 //! - the locks are fair (tickets): a thread spinning on a flag releases and
 //!   re-takes its stripe at every hook, and must not starve the writer.
 
@@ -29,6 +31,8 @@ const STRIPES: usize = (DATA_STRIPES + PSEUDO_STRIPES) as usize;
 /// Longest a waiter sleeps before re-checking (a safety net: wake-ups are
 /// not expected to be lost).
 const PARK_TIMEOUT_NS: u64 = 50_000_000;
+/// Backoff rounds (exponential, up to 64 pauses each) before parking.
+pub const SPIN_ROUNDS: u32 = 10;
 
 #[repr(align(64))]
 struct Stripe {
@@ -55,12 +59,18 @@ impl Stripe {
             return;
         }
         let backoff = Backoff::new();
+        let mut spins = 0;
         loop {
             let serving = self.now_serving.load(Ordering::SeqCst);
             if serving == ticket {
                 return;
             }
-            if !backoff.is_completed() {
+            // Spin briefly (the holder is usually one access away from its
+            // next hook), then park: with more threads than cores a spinning
+            // waiter would take the core from the holder it waits for.
+            // (`Backoff::spin` alone never reports completion.)
+            if spins < SPIN_ROUNDS {
+                spins += 1;
                 backoff.spin();
                 continue;
             }
@@ -187,6 +197,18 @@ impl StripeSet {
 
     pub fn unlock(&self) {
         self.indices().for_each(|i| TABLE[i].unlock());
+    }
+
+    /// Before unlocking: the stripes' clocks rise to the holder's clock, so
+    /// whoever takes them next comes after every event the holder logged
+    /// while holding them (events nested in an output, say, whose FILE lock
+    /// orders them before the next writer's output).
+    pub fn raise_clock(&self, clock: u64) {
+        for i in self.indices() {
+            if TABLE[i].clock.load(Ordering::Relaxed) < clock {
+                TABLE[i].clock.store(clock, Ordering::Relaxed);
+            }
+        }
     }
 
     /// Takes the next Lamport clock for an entry on these (locked) stripes.

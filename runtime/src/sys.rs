@@ -40,8 +40,9 @@ pub fn futex_wake_all(word: &AtomicU32) {
 /// small runtime files, where there is nobody to report an error to).
 pub fn write_all(fd: i32, mut bytes: &[u8]) {
     while !bytes.is_empty() {
-        // SAFETY: the pointer and length describe a live slice.
-        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        // SAFETY: the pointer and length describe a live slice. The raw
+        // system call: the runtime's own messages are not program output.
+        let n = unsafe { libc::syscall(libc::SYS_write, fd, bytes.as_ptr(), bytes.len()) };
         if n <= 0 {
             if n < 0 && errno() == libc::EINTR {
                 continue;

@@ -304,6 +304,8 @@ pub mod state {
     pub const WAIT_INDEX: usize = 24;
     /// Events counted so far (for reports).
     pub const INDEX: usize = 32;
+    /// Events the recording has for the thread (written by the replayer).
+    pub const RECORDED: usize = 40;
 
     pub fn len(threads: u32) -> usize {
         HEADER_LEN + threads as usize * SLOT_LEN
@@ -351,6 +353,12 @@ pub enum ThreadStatus {
     /// Parked in a replay wait (spun first).
     Waiting = 2,
     Exited = 3,
+    /// In a real call that may block (a lock whose predecessors are done,
+    /// the FILE lock): stuck there only if something else is.
+    Blocked = 4,
+    /// Past its last recorded event (the recording ended while the thread
+    /// ran: a crash or exit elsewhere); waits to be ended the same way.
+    AtEnd = 5,
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 use core::ffi::{c_char, c_int, c_void};
 
 use libc::{FILE, size_t, ssize_t};
-use rr_lite_trace::pseudo;
+use rr_lite_trace::{EventKind, pseudo};
 
 use crate::events;
 use crate::hooks::with_site;
@@ -24,8 +24,6 @@ use crate::real;
 unsafe extern "C" {
     static mut stdout: *mut FILE;
     static mut stderr: *mut FILE;
-    fn flockfile(f: *mut FILE);
-    fn funlockfile(f: *mut FILE);
 }
 
 fn stdout_file() -> *mut FILE {
@@ -46,22 +44,72 @@ fn fd_output<R>(fd: c_int, len: u64, site: u64, op: impl FnOnce() -> R) -> R {
     events::output(pseudo::fd(fd as u32), len, site, op)
 }
 
-/// Runs a stdio operation on `f` as an output event on its descriptor.
+/// Runs a stdio operation on `f` as an output event on its descriptor,
+/// under the FILE lock (taken in the recorded order: in replay, after the
+/// output's recorded predecessors).
 fn stdio_output<R>(f: *mut FILE, len: u64, site: u64, op: impl FnOnce() -> R) -> R {
     if f.is_null() || !crate::mode::active() {
         return op();
     }
-    events::release();
     // SAFETY: `f` is the caller's live FILE; the lock is recursive, so the
     // real call taking it again is fine.
-    unsafe { flockfile(f) };
+    events::before_next_event(|| unsafe { real::flockfile(f) });
     // SAFETY: as above.
     let fd = unsafe { libc::fileno(f) };
     let r = fd_output(fd, len, site, op);
     // SAFETY: releases the lock taken above.
-    unsafe { funlockfile(f) };
+    unsafe { real::funlockfile(f) };
     r
 }
+
+/// A program's own flockfile is a lock on the FILE: an event, so that
+/// replay takes it in the recorded order.
+extern "C" fn flockfile_impl(f: *mut FILE, site: u64) {
+    events::blocking(
+        EventKind::MutexLock,
+        f as u64,
+        site,
+        // SAFETY: forwarding.
+        || unsafe { real::flockfile(f) },
+        |_| Some(0),
+        |_| events::Replayed::CallReal,
+    )
+}
+with_site!(flockfile => flockfile_impl, "rsi");
+
+extern "C" fn ftrylockfile_impl(f: *mut FILE, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    let op = || unsafe { real::ftrylockfile(f) };
+    events::emulated(
+        EventKind::MutexTryLock,
+        f as u64,
+        0,
+        site,
+        op,
+        |&r| r as u64,
+        |recorded| {
+            if recorded == 0 {
+                events::Replayed::CallReal
+            } else {
+                events::Replayed::Return(recorded as c_int)
+            }
+        },
+    )
+}
+with_site!(ftrylockfile => ftrylockfile_impl, "rsi");
+
+extern "C" fn funlockfile_impl(f: *mut FILE, site: u64) {
+    // SAFETY: forwarding.
+    events::around(
+        EventKind::MutexUnlock,
+        f as u64,
+        0,
+        site,
+        || unsafe { real::funlockfile(f) },
+        |_| 0,
+    )
+}
+with_site!(funlockfile => funlockfile_impl, "rsi");
 
 extern "C" fn write_impl(fd: c_int, buf: *const c_void, n: size_t, site: u64) -> ssize_t {
     // SAFETY: forwarding.
@@ -233,7 +281,7 @@ variadic!(__fprintf_chk => vfprintf_chk_impl, named = 3, va = "rcx", site = "r8"
 
 /// Reads may block (on a pipe another thread writes): release first.
 extern "C" fn read_impl(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
-    events::release();
+    events::before_blocking();
     // SAFETY: forwarding.
     unsafe { real::read(fd, buf, n) }
 }

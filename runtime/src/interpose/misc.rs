@@ -209,7 +209,7 @@ macro_rules! releasing {
     ($(fn $name:ident($($arg:ident: $t:ty),*) -> $ret:ty;)*) => {$(
         #[unsafe(no_mangle)]
         pub extern "C" fn $name($($arg: $t),*) -> $ret {
-            events::release();
+            events::before_blocking();
             // SAFETY: forwarding.
             unsafe { real::$name($($arg),*) }
         }
