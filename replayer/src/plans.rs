@@ -15,7 +15,7 @@ use rr_lite_splitter::{Notify, SplitOptions, ThreadLog};
 use rr_lite_trace::plan::{
     PlanMode, PlanPoint, PlanVariant, PlanWriter, flags, plan_name, replay_needs_payload,
 };
-use rr_lite_trace::{ACCESS_HASH_SEED, RecordedEvent, TraceDir, fold_access_hash};
+use rr_lite_trace::{ACCESS_HASH_SEED, EventKind, RecordedEvent, TraceDir, fold_access_hash};
 
 use crate::ReplayError;
 
@@ -167,6 +167,10 @@ fn build_sequential(trace: &TraceDir, dir: &Path) -> Result<(), ReplayError> {
         .map(|t| create_writer(dir, t, PlanMode::Sequential))
         .collect::<Result<Vec<_>, _>>()?;
     let mut counts = vec![(0u64, ACCESS_HASH_SEED); threads as usize];
+    // The end of the process (exit, fatal signal) takes no turn: the other
+    // threads' events after it in the merged order ran before the process
+    // died, and the runtime makes it wait for them instead.
+    let mut turn = 0u64;
     for ordered in trace.global_order()? {
         let ordered = ordered?;
         let e = ordered.event;
@@ -175,8 +179,11 @@ fn build_sequential(trace: &TraceDir, dir: &Path) -> Result<(), ReplayError> {
         *count += 1;
         *hash = fold_access_hash(*hash, e.kind, e.addr);
         let mut p = point_for(&e);
-        p.seq = ordered.seq;
-        p.flags |= flags::SEQUENCED;
+        if !matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal) {
+            p.seq = turn;
+            p.flags |= flags::SEQUENCED;
+            turn += 1;
+        }
         writers[t]
             .push(&p)
             .map_err(ReplayError::io(dir.join(plan_name(e.thread))))?;

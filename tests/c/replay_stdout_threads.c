@@ -1,11 +1,14 @@
 /* Several threads print lines with the whole stdio family (and write(2));
  * the order of the lines is the interleaving. stdout is line buffered so
- * each line reaches the pipe when it is complete. */
+ * each line reaches the pipe when it is complete. With the argument "lock"
+ * the putchar lines are built under flockfile, so they stay whole. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+static int use_lock;
 
 #define THREADS 3
 #define LINES 6
@@ -31,10 +34,10 @@ static void *worker(void *arg) {
             fwrite(line, 1, strlen(line), stdout);
             break;
         default:
-            flockfile(stdout);
+            if (use_lock) flockfile(stdout);
             snprintf(line, sizeof line, "thread %ld line %d putchar\n", id, i);
             for (char *c = line; *c; c++) putchar(*c);
-            funlockfile(stdout);
+            if (use_lock) funlockfile(stdout);
             break;
         }
         if (i % 2) sched_yield();
@@ -45,7 +48,8 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    use_lock = argc > 1 && strcmp(argv[1], "lock") == 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
     pthread_t t[THREADS];
     for (long i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, worker, (void *)i);

@@ -594,6 +594,129 @@ fn check_barriers(events: &[Event]) -> Result<(), String> {
     Ok(())
 }
 
+/// Compiles `tests/c/<name>.c` like [`build`], with `extra` flags (e.g.
+/// `-DCHANGED`), into its own directory named by `variant`, once per test
+/// process; returns the executable.
+pub fn build_variant(name: &str, variant: &str, extra: &[&str]) -> PathBuf {
+    static BUILDS: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let key = format!("{name}@{variant}");
+    let mut builds = BUILDS.get_or_init(Default::default).lock().unwrap();
+    if let Some(p) = builds.get(&key) {
+        return p.clone();
+    }
+    let dir = scratch().join("bin").join(format!("variant-{variant}"));
+    std::fs::create_dir_all(&dir).expect("create build dir");
+    let exe = dir.join(name);
+    let src = c_dir().join(format!("{name}.c"));
+    let out = rr_command()
+        .env_remove("RR_LITE_CC")
+        .arg("cc")
+        .args(["-O2", "-g", "-pthread", "-Wall"])
+        .args(extra)
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("run rr-lite cc");
+    assert!(
+        out.status.success() && exe.is_file(),
+        "{}",
+        describe(&format!("rr-lite cc {extra:?} {}", src.display()), &out)
+    );
+    builds.insert(key, exe.clone());
+    exe
+}
+
+/// Runs `cmd` in its own process group with piped output; if it has not
+/// finished after `limit`, kills the whole group (the command and what it
+/// started) and returns an error with what it printed so far.
+pub fn output_within(cmd: &mut Command, limit: std::time::Duration) -> Result<Output, String> {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    use std::time::Instant;
+
+    let mut child = cmd
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {cmd:?}: {e}"))?;
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let started = Instant::now();
+    let pid = child.id() as i32;
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        if started.elapsed() > limit {
+            timed_out = true;
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            break child.wait().map_err(|e| e.to_string())?;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    // The pipes close when the group is gone (killed above, or finished).
+    let out = Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    };
+    if timed_out {
+        return Err(describe(
+            &format!("{cmd:?} did not finish within {limit:?} (killed)"),
+            &out,
+        ));
+    }
+    Ok(out)
+}
+
+/// `rr-lite record -o <fresh dir> PROGRAM ARGS...`, killed (and the test
+/// failed) if it takes longer than `limit`.
+pub fn record_within(program: &Path, args: &[&str], limit: std::time::Duration) -> Recorded {
+    let tmp = tempdir();
+    let trace = tmp.path().join("trace");
+    let mut cmd = rr_command();
+    cmd.arg("record")
+        .arg("-o")
+        .arg(&trace)
+        .arg(program)
+        .args(args);
+    let out = output_within(&mut cmd, limit).unwrap_or_else(|e| panic!("recording hangs: {e}"));
+    Recorded {
+        _tmp: tmp,
+        trace,
+        status: status_code(&out),
+        stdout: text(&out.stdout),
+        stderr: text(&out.stderr),
+    }
+}
+
 #[cfg(test)]
 mod checker_tests {
     use super::*;

@@ -62,12 +62,21 @@ fn stdio_output<R>(f: *mut FILE, len: u64, site: u64, op: impl FnOnce() -> R) ->
     r
 }
 
-/// A program's own flockfile is a lock on the FILE: an event, so that
-/// replay takes it in the recorded order.
+/// The pseudo-address of a stream's descriptor: a program's own FILE lock
+/// calls are events there, ordered with every output on that descriptor
+/// (the lock decides which output comes next).
+fn stream_addr(f: *mut FILE) -> u64 {
+    // SAFETY: `f` is the caller's live FILE.
+    let fd = unsafe { libc::fileno(f) };
+    pseudo::fd(fd.max(0) as u32)
+}
+
+/// A program's own flockfile: an event, so that replay takes the lock in
+/// the recorded order.
 extern "C" fn flockfile_impl(f: *mut FILE, site: u64) {
     events::blocking(
         EventKind::MutexLock,
-        f as u64,
+        stream_addr(f),
         site,
         // SAFETY: forwarding.
         || unsafe { real::flockfile(f) },
@@ -82,7 +91,7 @@ extern "C" fn ftrylockfile_impl(f: *mut FILE, site: u64) -> c_int {
     let op = || unsafe { real::ftrylockfile(f) };
     events::emulated(
         EventKind::MutexTryLock,
-        f as u64,
+        stream_addr(f),
         0,
         site,
         op,
@@ -102,7 +111,7 @@ extern "C" fn funlockfile_impl(f: *mut FILE, site: u64) {
     // SAFETY: forwarding.
     events::around(
         EventKind::MutexUnlock,
-        f as u64,
+        stream_addr(f),
         0,
         site,
         || unsafe { real::funlockfile(f) },
