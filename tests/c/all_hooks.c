@@ -27,7 +27,9 @@ void __tsan_func_exit(void *unused); /* gcc's builtin takes one; the ABI ignores
     void __tsan_unaligned_volatile_read##n(void *p);                     \
     void __tsan_unaligned_volatile_write##n(void *p);                    \
     void __tsan_read##n##_pc(void *p, void *pc);                         \
-    void __tsan_write##n##_pc(void *p, void *pc);
+    void __tsan_write##n##_pc(void *p, void *pc);                        \
+    void __tsan_read_write##n(void *p);                                  \
+    void __tsan_unaligned_read_write##n(void *p);
 ACCESS_DECLS(1)
 ACCESS_DECLS(2)
 ACCESS_DECLS(4)
@@ -185,7 +187,9 @@ static void plain_hooks(void) {
     __tsan_unaligned_volatile_read##n(buf + 1);                                            \
     __tsan_unaligned_volatile_write##n(buf + 1);                                           \
     __tsan_read##n##_pc(buf, pc);                                                          \
-    __tsan_write##n##_pc(buf, pc);
+    __tsan_write##n##_pc(buf, pc);                                                         \
+    __tsan_read_write##n(buf);                                                             \
+    __tsan_unaligned_read_write##n(buf + 1);
     CALL_ACCESS(1)
     CALL_ACCESS(2)
     CALL_ACCESS(4)
