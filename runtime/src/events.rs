@@ -301,7 +301,7 @@ pub fn blocking<R>(
         }
         Some(_) => THREAD.with(|t| {
             let next = busy(t, || {
-                replay::publish_all(t);
+                replay::publish_pending(t);
                 replay::wait_next(t)
             });
             let recorded = next

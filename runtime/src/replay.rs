@@ -26,6 +26,8 @@ use crate::alloc::map_private;
 use crate::sys;
 use crate::thread::ThreadState;
 
+/// Yields of the core before a waiter parks.
+const YIELD_ROUNDS: u32 = 4;
 /// Longest a parked waiter sleeps before re-checking.
 const PARK_TIMEOUT_NS: u64 = 100_000_000;
 
@@ -290,9 +292,16 @@ fn wait_until(
     let backoff = Backoff::new();
     let mut spins = 0;
     while !ready() {
-        if spins < crate::stripes::SPIN_ROUNDS {
+        // Spin, then yield the core a few times (with more threads than
+        // cores, the predecessor may need it), then park.
+        if spins < crate::stripes::SPIN_ROUNDS + YIELD_ROUNDS {
+            if spins < crate::stripes::SPIN_ROUNDS {
+                backoff.spin();
+            } else {
+                // SAFETY: sched_yield has no preconditions (raw: not our wrapper).
+                unsafe { libc::syscall(libc::SYS_sched_yield) };
+            }
             spins += 1;
-            backoff.spin();
             continue;
         }
         slot_u32(me, state::WAIT_THREAD).store(waiting_for.0, Ordering::Relaxed);
