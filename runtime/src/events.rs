@@ -301,7 +301,7 @@ pub fn blocking<R>(
         }
         Some(_) => THREAD.with(|t| {
             let next = busy(t, || {
-                replay::publish_pending(t);
+                replay::publish_all(t);
                 replay::wait_next(t)
             });
             let recorded = next
@@ -345,6 +345,7 @@ pub fn next_recorded(kind: EventKind) -> Option<u64> {
         if mode != Mode::Replay {
             return None;
         }
+        busy(t, || replay::stop_at_recorded_end(t));
         replay::find_ahead(t, kind).map(|p| p.payload)
     })
     .flatten()

@@ -180,10 +180,10 @@ pub fn register_thread(mode: Mode, id: u32, parent: u32) {
         } else {
             match crate::replay::load_plan(id) {
                 Some(plan) => crate::replay::start_thread(t, plan),
-                None => {
-                    let unknown = rr_lite_trace::plan::Divergence::UnknownThread;
-                    crate::replay::diverge(t, unknown, 0, 0, 0, 0, u64::from(id), 0)
-                }
+                // Created in the recording (its creator's plan had the id)
+                // but the process ended before it logged anything: it never
+                // runs the program's code here either.
+                None => crate::replay::wait_forever(),
             }
         }
         t.leave();

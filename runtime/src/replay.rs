@@ -26,6 +26,8 @@ use crate::alloc::map_private;
 use crate::sys;
 use crate::thread::ThreadState;
 
+/// How often the end-of-recording wait looks at the other threads.
+const END_POLL_NS: u64 = 2_000_000;
 /// Yields of the core before a waiter parks.
 const YIELD_ROUNDS: u32 = 4;
 /// Longest a parked waiter sleeps before re-checking.
@@ -263,7 +265,7 @@ pub enum Pending {
 }
 
 fn publish_done(thread: u32, done: u64) {
-    slot_u64(thread, state::DONE).store(done, Ordering::SeqCst);
+    store_done(thread, done);
     if slot_u32(thread, state::SLEEPERS).load(Ordering::SeqCst) != 0 {
         let word = slot_u32(thread, state::FUTEX);
         word.fetch_add(1, Ordering::SeqCst);
@@ -271,12 +273,21 @@ fn publish_done(thread: u32, done: u64) {
     }
 }
 
+/// Publishes progress without waking anyone (nobody waits on these events:
+/// only the end-of-recording wait reads it, and it polls).
+fn store_done(thread: u32, done: u64) {
+    slot_u64(thread, state::DONE).store(done, Ordering::SeqCst);
+}
+
+/// Passes the sequential turn, waking only the thread that sleeps for it.
 fn publish_turn(turn: u64) {
     state_u64(state::TURN).store(turn, Ordering::SeqCst);
-    if state_u32(state::TURN_SLEEPERS).load(Ordering::SeqCst) != 0 {
-        let word = state_u32(state::TURN_FUTEX);
-        word.fetch_add(1, Ordering::SeqCst);
-        sys::futex_wake_all(word);
+    for u in 0..STATE_THREADS.load(Ordering::Relaxed) {
+        if slot_u64(u, state::TURN_WANTED).load(Ordering::SeqCst) == turn + 1 {
+            let word = slot_u32(u, state::FUTEX);
+            word.fetch_add(1, Ordering::SeqCst);
+            sys::futex_wake_all(word);
+        }
     }
 }
 
@@ -288,6 +299,7 @@ fn wait_until(
     futex: &AtomicU32,
     sleepers: &AtomicU32,
     waiting_for: (u32, u64),
+    park_timeout_ns: u64,
 ) {
     let backoff = Backoff::new();
     let mut spins = 0;
@@ -310,7 +322,7 @@ fn wait_until(
         sleepers.fetch_add(1, Ordering::SeqCst);
         let seen = futex.load(Ordering::SeqCst);
         if !ready() {
-            sys::futex_wait(futex, seen, PARK_TIMEOUT_NS);
+            sys::futex_wait(futex, seen, park_timeout_ns);
         }
         sleepers.fetch_sub(1, Ordering::SeqCst);
         slot_u32(me, state::STATUS).store(ThreadStatus::Running as u32, Ordering::Release);
@@ -322,13 +334,19 @@ fn wait_for_point(t: &ThreadState, p: &Point) {
     let plan = t.plan.get();
     if p.flags & flags::SEQUENCED != 0 {
         let turn = state_u64(state::TURN);
+        let wanted = slot_u64(me, state::TURN_WANTED);
+        // Registered before parking (SeqCst), checked after: the thread
+        // passing the turn either sees the registration or we see the turn.
+        wanted.store(p.seq + 1, Ordering::SeqCst);
         wait_until(
             me,
             || turn.load(Ordering::SeqCst) >= p.seq,
-            state_u32(state::TURN_FUTEX),
+            slot_u32(me, state::FUTEX),
             state_u32(state::TURN_SLEEPERS),
             (u32::MAX, p.seq),
+            PARK_TIMEOUT_NS,
         );
+        wanted.store(0, Ordering::Relaxed);
     }
     for n in p.first_wait..p.first_wait + u32::from(p.waits) {
         let (thread, index) = plan.wait(n);
@@ -342,6 +360,7 @@ fn wait_for_point(t: &ThreadState, p: &Point) {
             slot_u32(thread, state::FUTEX),
             slot_u32(thread, state::SLEEPERS),
             (thread, index),
+            PARK_TIMEOUT_NS,
         );
     }
 }
@@ -381,9 +400,7 @@ pub fn count(t: &ThreadState, kind: EventKind, addr: u64, site: u64) -> Option<P
         publish_pending(t);
     }
     let index = t.index.get();
-    if index >= t.plan.get().accesses {
-        park_at_end(t);
-    }
+    stop_at_recorded_end(t);
     t.hash.set(fold_access_hash(t.hash.get(), kind, addr));
     if index != t.next_point.get() {
         t.index.set(index + 1);
@@ -416,6 +433,14 @@ pub fn count(t: &ThreadState, kind: EventKind, addr: u64, site: u64) -> Option<P
     Some(p)
 }
 
+/// Stops the thread for good if it has done every event the recording has
+/// for it (see `park_at_end`).
+pub fn stop_at_recorded_end(t: &ThreadState) {
+    if t.index.get() >= t.plan.get().accesses {
+        park_at_end(t);
+    }
+}
+
 /// The thread is past its last recorded event: the recording ended while it
 /// ran (another thread crashed or called exit). It publishes everything and
 /// stops here until the process ends the same way.
@@ -431,14 +456,26 @@ fn park_at_end(t: &ThreadState) -> ! {
     }
 }
 
+/// Stops the calling thread for good (the process ends elsewhere).
+pub fn wait_forever() -> ! {
+    static NEVER: AtomicU32 = AtomicU32::new(0);
+    loop {
+        sys::futex_wait(&NEVER, 0, u64::MAX / 2);
+    }
+}
+
 /// Publishes all the thread's events as done (before a real call that may
 /// block, so that the end-of-recording wait below sees it).
 pub fn publish_all(t: &ThreadState) {
-    if matches!(t.pending.get(), Pending::Turn(_)) {
-        publish_pending(t);
+    match t.pending.get() {
+        Pending::Done => publish_pending(t),
+        Pending::Turn(_) => {
+            publish_pending(t);
+            store_done(t.id.get(), t.index.get());
+        }
+        Pending::Nothing => store_done(t.id.get(), t.index.get()),
     }
-    t.pending.set(Pending::Nothing);
-    publish_done(t.id.get(), t.index.get());
+    stop_at_recorded_end(t);
 }
 
 pub fn set_status(t: &ThreadState, status: ThreadStatus) {
@@ -453,12 +490,14 @@ pub fn wait_for_others(t: &ThreadState) {
     for u in (0..STATE_THREADS.load(Ordering::Relaxed)).filter(|&u| u != me) {
         let recorded = slot_u64(u, state::RECORDED).load(Ordering::Relaxed);
         let done = slot_u64(u, state::DONE);
+        // Progress published quietly is not woken for: poll briefly.
         wait_until(
             me,
             || done.load(Ordering::SeqCst) >= recorded,
             slot_u32(u, state::FUTEX),
             slot_u32(u, state::SLEEPERS),
             (u, recorded.saturating_sub(1)),
+            END_POLL_NS,
         );
     }
 }

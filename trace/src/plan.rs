@@ -306,6 +306,9 @@ pub mod state {
     pub const INDEX: usize = 32;
     /// Events the recording has for the thread (written by the replayer).
     pub const RECORDED: usize = 40;
+    /// Sequential replay: the turn this thread sleeps for (+1; 0 = none),
+    /// so that passing the turn wakes only that thread.
+    pub const TURN_WANTED: usize = 48;
 
     pub fn len(threads: u32) -> usize {
         HEADER_LEN + threads as usize * SLOT_LEN

@@ -33,12 +33,23 @@ unsafe extern "C" fn create(
     };
     // Record picks the next id; replay takes the one the recording logged.
     let id = match mode {
-        Mode::Replay => events::next_recorded(EventKind::ThreadCreate)
-            .and_then(|id| thread::claim_id(id as u32, parent, start as usize, arg as usize)),
-        _ => thread::reserve_id(parent, start as usize, arg as usize),
-    };
-    let Some(id) = id else {
-        unknown_thread(thread::NO_THREAD);
+        Mode::Replay => match events::next_recorded(EventKind::ThreadCreate) {
+            Some(id) => thread::claim_id(id as u32, parent, start as usize, arg as usize)
+                .unwrap_or_else(|| unknown_thread(id as u32)),
+            // The recording ended inside this pthread_create (a crash or an
+            // exit elsewhere): the child never ran.
+            None => return phantom_create(out, attr, site),
+        },
+        _ => match thread::reserve_id(parent, start as usize, arg as usize) {
+            Some(id) => id,
+            None => {
+                crate::sys::warn(&[
+                    b"more threads than the runtime's table holds: the rest are not recorded",
+                ]);
+                // SAFETY: forwarding the caller's arguments.
+                return unsafe { real::pthread_create(out, attr, start, arg) };
+            }
+        },
     };
     // The event is logged after the real call, holding the child's start
     // stripe throughout: the child's first event then follows the DTV
@@ -64,10 +75,28 @@ unsafe extern "C" fn create(
 with_site!(pthread_create => create, "r8");
 
 fn unknown_thread(id: u32) -> ! {
-    crate::sys::warn(&[b"too many threads for the runtime's thread table"]);
     crate::thread::THREAD.with(|t| {
         crate::replay::diverge(t, Divergence::UnknownThread, 0, 0, 0, 0, u64::from(id), 0)
     })
+}
+
+/// Replay of a pthread_create the recording ended in: the real call runs
+/// (its allocations are recorded events) with a child that never starts
+/// the program's routine, then the create event stops this thread at its
+/// recorded end.
+fn phantom_create(out: *mut pthread_t, attr: *const pthread_attr_t, site: u64) -> c_int {
+    events::holding(
+        EventKind::ThreadCreate,
+        pseudo::thread_start(thread::NO_THREAD),
+        site,
+        // SAFETY: a real thread running `phantom`, which only waits.
+        || unsafe { real::pthread_create(out, attr, phantom, core::ptr::null_mut()) },
+        |_| 0,
+    )
+}
+
+extern "C" fn phantom(_arg: *mut c_void) -> *mut c_void {
+    crate::replay::wait_forever()
 }
 
 /// First and last code of every created thread: registers it, logs its
