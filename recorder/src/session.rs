@@ -198,7 +198,7 @@ struct FinalFacts {
 /// Reads every thread log once (counting and validating), writes the header
 /// and marks the trace complete.
 fn finalise(dir: &Path, facts: FinalFacts) -> Result<TraceHeader, RecordError> {
-    let trace = match TraceDir::open(dir) {
+    let trace = match TraceDir::open_for_finalising(dir) {
         Ok(t) => t,
         Err(rr_lite_trace::TraceError::NotATrace { .. }) => {
             return Err(RecordError::NothingRecorded {

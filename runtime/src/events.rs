@@ -380,6 +380,29 @@ pub fn output<R>(addr: u64, len: u64, site: u64, op: impl FnOnce() -> R) -> R {
     })
 }
 
+/// Record, before a real pthread_join: glibc frees the joined thread's
+/// memory inside the join, once that thread has really exited; those frees
+/// are events, and must come after the thread's exit event in the global
+/// order. So wait until the thread has logged its exit, and take a clock
+/// past it (nothing else orders them: the kernel does, through the join).
+pub fn after_exit_of(thread: u32, exit_addr: u64) {
+    if mode::current() != Mode::Record {
+        return;
+    }
+    // The joined thread may need a stripe this one keeps.
+    release();
+    crate::thread::wait_exited(thread);
+    with_tracked(|t, _| {
+        busy(t, || {
+            release_held(t);
+            let set = StripeSet::for_access(exit_addr, 0);
+            set.lock();
+            t.clock.set(set.clock().max(t.clock.get()));
+            set.unlock();
+        })
+    });
+}
+
 /// A call whose event must follow everything the real call does: record
 /// holds the event's stripe across the call (events inside it nest), then
 /// logs it; replay lets the call's own events count first. For

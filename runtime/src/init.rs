@@ -199,6 +199,7 @@ pub fn finish_thread() {
     };
     events::event(EventKind::ThreadExit, pseudo::thread_exit(id), 0, 0, 0);
     end_thread();
+    crate::thread::mark_exited(id);
 }
 
 fn end_thread() {

@@ -211,6 +211,14 @@ impl StripeSet {
         }
     }
 
+    /// The newest clock of these (locked) stripes.
+    pub fn clock(&self) -> u64 {
+        self.indices()
+            .map(|i| TABLE[i].clock.load(Ordering::Relaxed))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Takes the next Lamport clock for an entry on these (locked) stripes.
     pub fn advance_clock(&self, thread_clock: u64) -> u64 {
         let newest = self

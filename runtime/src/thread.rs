@@ -126,6 +126,9 @@ thread_local! {
 /// One created thread: who it is, and what it will run.
 #[derive(Debug)]
 struct ThreadSlot {
+    /// Set (and futex-woken) once the thread has logged its exit.
+    exited: AtomicU32,
+    kernel_tid: AtomicU32,
     pthread: AtomicU64,
     start: AtomicUsize,
     arg: AtomicUsize,
@@ -134,6 +137,8 @@ struct ThreadSlot {
 
 static SLOTS: [ThreadSlot; MAX_THREADS] = [const {
     ThreadSlot {
+        exited: AtomicU32::new(0),
+        kernel_tid: AtomicU32::new(0),
         pthread: AtomicU64::new(0),
         start: AtomicUsize::new(0),
         arg: AtomicUsize::new(0),
@@ -153,6 +158,8 @@ pub fn reserve_id(parent: u32, start: usize, arg: usize) -> Option<u32> {
 pub fn claim_id(id: u32, parent: u32, start: usize, arg: usize) -> Option<u32> {
     NEXT_ID.fetch_max(id + 1, Ordering::Relaxed);
     let slot = SLOTS.get(id as usize)?;
+    slot.exited.store(0, Ordering::Relaxed);
+    slot.kernel_tid.store(0, Ordering::Relaxed);
     slot.start.store(start, Ordering::Relaxed);
     slot.arg.store(arg, Ordering::Relaxed);
     slot.parent.store(parent, Ordering::Relaxed);
@@ -167,6 +174,41 @@ pub fn start_of(id: u32) -> (usize, usize, u32) {
         slot.arg.load(Ordering::Relaxed),
         slot.parent.load(Ordering::Relaxed),
     )
+}
+
+/// Marks thread `id`'s exit as logged and wakes joiners waiting for it.
+pub fn mark_exited(id: u32) {
+    if let Some(slot) = SLOTS.get(id as usize) {
+        slot.exited.store(1, Ordering::Release);
+        crate::sys::futex_wake_all(&slot.exited);
+    }
+}
+
+/// Waits until thread `id` has logged its exit, or is gone without doing
+/// so (cancelled): the real join then decides.
+pub fn wait_exited(id: u32) {
+    let Some(slot) = SLOTS.get(id as usize) else {
+        return;
+    };
+    while slot.exited.load(Ordering::Acquire) == 0 {
+        let tid = slot.kernel_tid.load(Ordering::Acquire);
+        // SAFETY: signal 0 only checks that the thread exists.
+        let gone = tid != 0
+            && unsafe { libc::syscall(libc::SYS_tgkill, crate::sys::getpid_raw(), tid, 0) } != 0;
+        if gone {
+            return;
+        }
+        crate::sys::futex_wait(&slot.exited, 0, 50_000_000);
+    }
+}
+
+/// Records the kernel id of the calling thread, logical id `id`.
+pub fn set_kernel_tid(id: u32) {
+    if let Some(slot) = SLOTS.get(id as usize) {
+        // SAFETY: gettid has no arguments and cannot fail.
+        let tid = unsafe { libc::syscall(libc::SYS_gettid) } as u32;
+        slot.kernel_tid.store(tid, Ordering::Release);
+    }
 }
 
 pub fn set_pthread(id: u32, pthread: u64) {

@@ -73,6 +73,9 @@ pub struct TraceDir {
     path: PathBuf,
     header: Option<TraceHeader>,
     threads: u32,
+    /// Without a header, a missing log is a thread that never started
+    /// (only while the recorder finalises the trace).
+    finalising: bool,
 }
 
 impl TraceDir {
@@ -80,6 +83,16 @@ impl TraceDir {
     /// (the recorder was killed) is still readable: its threads are found by
     /// listing the directory.
     pub fn open(path: &Path) -> Result<TraceDir> {
+        Self::open_with(path, false)
+    }
+
+    /// Opens a trace the recorder is finalising: the process may have ended
+    /// while a thread was being created, whose log then does not exist.
+    pub fn open_for_finalising(path: &Path) -> Result<TraceDir> {
+        Self::open_with(path, true)
+    }
+
+    fn open_with(path: &Path, finalising: bool) -> Result<TraceDir> {
         let meta = std::fs::metadata(path).map_err(TraceError::io(path))?;
         if !meta.is_dir() {
             return Err(TraceError::NotATrace {
@@ -106,6 +119,7 @@ impl TraceDir {
             path: path.to_path_buf(),
             header,
             threads,
+            finalising,
         };
         for t in 0..threads {
             let p = dir.thread_log_path(t);
@@ -185,12 +199,12 @@ impl TraceDir {
     }
 
     /// A thread's log may be absent if the thread never started: the
-    /// process ended while it was being created (a finalised trace then
-    /// lists 0 entries for it; an unfinalised one has logs of later threads).
+    /// process ended while it was being created. A finalised trace lists 0
+    /// entries for it; before that only the recorder may assume so.
     fn may_be_missing(&self, t: u32) -> bool {
         match &self.header {
             Some(h) => h.entries.get(t as usize) == Some(&0),
-            None => t != 0,
+            None => self.finalising && t != 0,
         }
     }
 

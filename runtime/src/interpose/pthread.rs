@@ -106,6 +106,7 @@ extern "C" fn trampoline(arg: *mut c_void) -> *mut c_void {
     let (start, user_arg, parent) = thread::start_of(id);
     // SAFETY: pthread_self has no preconditions.
     thread::set_pthread(id, unsafe { libc::pthread_self() });
+    thread::set_kernel_tid(id);
     crate::init::register_thread(crate::mode::current(), id, parent);
     events::event(
         EventKind::ThreadStart,
@@ -166,6 +167,9 @@ fn errno_result(r: c_int) -> u64 {
 
 unsafe extern "C" fn join(t: pthread_t, ret: *mut *mut c_void, site: u64) -> c_int {
     let id = thread::id_of_pthread(t);
+    if let Some(id) = id {
+        events::after_exit_of(id, pseudo::thread_exit(id));
+    }
     let addr = id.map_or(0, pseudo::thread_exit);
     blocking(
         EventKind::ThreadJoin,
