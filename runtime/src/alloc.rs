@@ -52,6 +52,27 @@ pub fn map_private(len: usize, prot: i32, flags: i32, fd: i32, offset: i64) -> *
     core::ptr::null_mut()
 }
 
+/// Reserves `len` bytes of address space at `base` (read-write, committed
+/// only when touched). Fails rather than replace an existing mapping.
+pub fn reserve_fixed(base: usize, len: usize) -> bool {
+    // SAFETY: MAP_FIXED_NOREPLACE never replaces a mapping; the kernel
+    // checks the arguments.
+    let p = unsafe {
+        libc::mmap(
+            base as *mut _,
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE
+                | libc::MAP_ANONYMOUS
+                | libc::MAP_NORESERVE
+                | libc::MAP_FIXED_NOREPLACE,
+            -1,
+            0,
+        )
+    };
+    p as usize == base
+}
+
 #[derive(Debug)]
 pub struct RuntimeAllocator {
     next: AtomicUsize,
@@ -67,23 +88,9 @@ impl RuntimeAllocator {
     fn arena(&self) -> usize {
         static MAPPED: AtomicUsize = AtomicUsize::new(0);
         if MAPPED.load(Ordering::Acquire) == 0 {
-            // SAFETY: reserving address space at a fixed, unused address;
-            // NORESERVE keeps untouched pages free.
-            let p = unsafe {
-                libc::mmap(
-                    ARENA_BASE as *mut _,
-                    ARENA_LEN,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE
-                        | libc::MAP_ANONYMOUS
-                        | libc::MAP_NORESERVE
-                        | libc::MAP_FIXED_NOREPLACE,
-                    -1,
-                    0,
-                )
-            };
+            let mapped = reserve_fixed(ARENA_BASE, ARENA_LEN);
             // A concurrent first call may have mapped it already (EEXIST).
-            if p != libc::MAP_FAILED || crate::sys::errno() == libc::EEXIST {
+            if mapped || crate::sys::errno() == libc::EEXIST {
                 MAPPED.store(1, Ordering::Release);
             } else {
                 return 0;

@@ -76,22 +76,7 @@ static HEAP: Heap = Heap {
 
 /// Reserves the range; called once at start-up in record and replay mode.
 pub fn reserve() -> bool {
-    // SAFETY: a fixed, unused address range (MAP_FIXED_NOREPLACE never
-    // replaces a mapping); NORESERVE commits nothing until touched.
-    let p = unsafe {
-        libc::mmap(
-            BASE as *mut _,
-            SPAN,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE
-                | libc::MAP_ANONYMOUS
-                | libc::MAP_NORESERVE
-                | libc::MAP_FIXED_NOREPLACE,
-            -1,
-            0,
-        )
-    };
-    let ok = p as usize == BASE;
+    let ok = crate::alloc::reserve_fixed(BASE, SPAN);
     HEAP.mapped.store(ok, Ordering::Release);
     ok
 }

@@ -200,6 +200,45 @@ unsafe extern "C" fn detach(t: pthread_t, site: u64) -> c_int {
 }
 with_site!(pthread_detach => detach, "rsi");
 
+/// Calls that release or signal a sync object: performed while the event
+/// is held, in both modes.
+macro_rules! releasing_calls {
+    ($($export:ident => $imp:ident($t:ty), $kind:ident;)*) => {$(
+        unsafe extern "C" fn $imp(obj: *mut $t, site: u64) -> c_int {
+            // SAFETY: forwarding.
+            around(EventKind::$kind, addr(obj), 0, site, || unsafe { real::$export(obj) }, |_| 0)
+        }
+        with_site!($export => $imp, "rsi");
+    )*};
+}
+
+releasing_calls! {
+    pthread_mutex_unlock => mutex_unlock(pthread_mutex_t), MutexUnlock;
+    pthread_cond_signal => cond_signal(pthread_cond_t), CondSignal;
+    pthread_cond_broadcast => cond_broadcast(pthread_cond_t), CondBroadcast;
+    pthread_spin_unlock => spin_unlock(pthread_spinlock_t), SpinUnlock;
+    sem_post => semaphore_post(sem_t), SemPost;
+}
+
+/// Non-blocking tries whose result is their return value: replay returns a
+/// recorded failure (EBUSY) without calling.
+macro_rules! try_calls {
+    ($($export:ident => $imp:ident($t:ty), $kind:ident;)*) => {$(
+        unsafe extern "C" fn $imp(obj: *mut $t, site: u64) -> c_int {
+            // SAFETY: forwarding.
+            let op = || unsafe { real::$export(obj) };
+            emulated(EventKind::$kind, addr(obj), 0, site, op, |&r| r as u64, return_failure)
+        }
+        with_site!($export => $imp, "rsi");
+    )*};
+}
+
+try_calls! {
+    pthread_mutex_trylock => mutex_trylock(pthread_mutex_t), MutexTryLock;
+    pthread_rwlock_trywrlock => rw_trywrlock(pthread_rwlock_t), RwWriteLock;
+    pthread_spin_trylock => spin_trylock(pthread_spinlock_t), SpinLock;
+}
+
 /// A lock-like blocking call whose event's payload is its return value.
 fn lock_call(kind: EventKind, lock: u64, site: u64, op: impl FnOnce() -> c_int) -> c_int {
     blocking(kind, lock, site, op, |&r| Some(r as u64), return_failure)
@@ -218,21 +257,6 @@ unsafe extern "C" fn mutex_lock(m: *mut pthread_mutex_t, site: u64) -> c_int {
 }
 with_site!(pthread_mutex_lock => mutex_lock, "rsi");
 
-unsafe extern "C" fn mutex_trylock(m: *mut pthread_mutex_t, site: u64) -> c_int {
-    // SAFETY: forwarding.
-    let op = || unsafe { real::pthread_mutex_trylock(m) };
-    emulated(
-        EventKind::MutexTryLock,
-        addr(m),
-        0,
-        site,
-        op,
-        |&r| r as u64,
-        return_failure,
-    )
-}
-with_site!(pthread_mutex_trylock => mutex_trylock, "rsi");
-
 unsafe extern "C" fn mutex_timedlock(
     m: *mut pthread_mutex_t,
     t: *const timespec,
@@ -244,19 +268,6 @@ unsafe extern "C" fn mutex_timedlock(
     lock_call(EventKind::MutexTryLock, addr(m), site, op)
 }
 with_site!(pthread_mutex_timedlock => mutex_timedlock, "rdx");
-
-unsafe extern "C" fn mutex_unlock(m: *mut pthread_mutex_t, site: u64) -> c_int {
-    // SAFETY: forwarding.
-    around(
-        EventKind::MutexUnlock,
-        addr(m),
-        0,
-        site,
-        || unsafe { real::pthread_mutex_unlock(m) },
-        |_| 0,
-    )
-}
-with_site!(pthread_mutex_unlock => mutex_unlock, "rsi");
 
 fn note_read_lock(l: *mut pthread_rwlock_t, r: c_int) -> c_int {
     if r == 0 {
@@ -323,21 +334,6 @@ unsafe extern "C" fn rw_timedwrlock(
 }
 with_site!(pthread_rwlock_timedwrlock => rw_timedwrlock, "rdx");
 
-unsafe extern "C" fn rw_trywrlock(l: *mut pthread_rwlock_t, site: u64) -> c_int {
-    // SAFETY: forwarding.
-    let op = || unsafe { real::pthread_rwlock_trywrlock(l) };
-    emulated(
-        EventKind::RwWriteLock,
-        addr(l),
-        0,
-        site,
-        op,
-        |&r| r as u64,
-        return_failure,
-    )
-}
-with_site!(pthread_rwlock_trywrlock => rw_trywrlock, "rsi");
-
 unsafe extern "C" fn rw_unlock(l: *mut pthread_rwlock_t, site: u64) -> c_int {
     let was_reader = with_tracked(|t, _| t.take_read_lock(l as usize)).unwrap_or(false);
     let kind = if was_reader {
@@ -356,32 +352,6 @@ unsafe extern "C" fn rw_unlock(l: *mut pthread_rwlock_t, site: u64) -> c_int {
     )
 }
 with_site!(pthread_rwlock_unlock => rw_unlock, "rsi");
-
-unsafe extern "C" fn cond_signal(c: *mut pthread_cond_t, site: u64) -> c_int {
-    // SAFETY: forwarding.
-    around(
-        EventKind::CondSignal,
-        addr(c),
-        0,
-        site,
-        || unsafe { real::pthread_cond_signal(c) },
-        |_| 0,
-    )
-}
-with_site!(pthread_cond_signal => cond_signal, "rsi");
-
-unsafe extern "C" fn cond_broadcast(c: *mut pthread_cond_t, site: u64) -> c_int {
-    // SAFETY: forwarding.
-    around(
-        EventKind::CondBroadcast,
-        addr(c),
-        0,
-        site,
-        || unsafe { real::pthread_cond_broadcast(c) },
-        |_| 0,
-    )
-}
-with_site!(pthread_cond_broadcast => cond_broadcast, "rsi");
 
 /// A cond wait is three events: the mutex released, the wake-up (with the
 /// result, so a timeout replays as a timeout), the mutex re-acquired.
@@ -498,47 +468,6 @@ unsafe extern "C" fn spin_lock(s: *mut pthread_spinlock_t, site: u64) -> c_int {
     })
 }
 with_site!(pthread_spin_lock => spin_lock, "rsi");
-
-unsafe extern "C" fn spin_trylock(s: *mut pthread_spinlock_t, site: u64) -> c_int {
-    // SAFETY: forwarding.
-    let op = || unsafe { real::pthread_spin_trylock(s) };
-    emulated(
-        EventKind::SpinLock,
-        addr(s),
-        0,
-        site,
-        op,
-        |&r| r as u64,
-        return_failure,
-    )
-}
-with_site!(pthread_spin_trylock => spin_trylock, "rsi");
-
-unsafe extern "C" fn spin_unlock(s: *mut pthread_spinlock_t, site: u64) -> c_int {
-    // SAFETY: forwarding.
-    around(
-        EventKind::SpinUnlock,
-        addr(s),
-        0,
-        site,
-        || unsafe { real::pthread_spin_unlock(s) },
-        |_| 0,
-    )
-}
-with_site!(pthread_spin_unlock => spin_unlock, "rsi");
-
-unsafe extern "C" fn semaphore_post(s: *mut sem_t, site: u64) -> c_int {
-    // SAFETY: forwarding.
-    around(
-        EventKind::SemPost,
-        addr(s),
-        0,
-        site,
-        || unsafe { real::sem_post(s) },
-        |_| 0,
-    )
-}
-with_site!(sem_post => semaphore_post, "rsi");
 
 fn sem_call(s: *mut sem_t, site: u64, op: impl FnOnce() -> c_int) -> c_int {
     blocking(
