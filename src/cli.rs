@@ -12,7 +12,8 @@ use clap::{Parser, Subcommand};
 Pipeline:\n  rr-lite cc -O2 -pthread prog.c -o prog    build with instrumentation\n  \
 rr-lite record ./prog ARGS...              run once, write a trace directory\n  \
 rr-lite dump | info                        look at what was recorded\n  \
-rr-lite split                              offline: dependency pairs -> per-thread logs\n\n\
+rr-lite replay [--sequential]              re-run it with the recorded interleaving\n  \
+rr-lite demo                               all of the above on a bundled racy program\n\n\
 `rr-lite cc` and `rr-lite c++` take exactly the arguments of cc/c++ (set RR_LITE_CC / \
 RR_LITE_CXX to choose the real compiler); they add -fsanitize=thread when compiling and \
 link the rr-lite runtime instead of libtsan, so CC=\"rr-lite cc\" make and CMake work.\n\n\
@@ -40,7 +41,7 @@ enum Command {
     Split(crate::split_cmd::SplitArgs),
     /// Export the dependency graph of a trace (DOT or JSON).
     Graph(crate::graph_cmd::GraphArgs),
-    /// Build the bundled racy example with the wrappers, record it, show the trace.
+    /// Build the bundled racy example, record it until two runs differ, replay each exactly.
     Demo(crate::demo_cmd::DemoArgs),
     /// Compiler wrapper: `rr-lite cc ARGS...` runs cc ARGS... with instrumentation.
     #[command(name = "cc", disable_help_flag = true)]

@@ -180,6 +180,13 @@ pub fn before_next_event<R>(op: impl FnOnce() -> R) -> R {
 #[inline]
 pub fn access(kind: EventKind, addr: u64, size: u64, site: u64) {
     with_tracked(|t, mode| {
+        if mode == Mode::Replay {
+            // Nothing below calls an interposed function (waits are raw
+            // futex calls), so the thread need not be marked busy.
+            replay::publish_pending(t);
+            replay::count(t, kind, addr, site);
+            return;
+        }
         busy(t, || {
             finish_previous(t, mode);
             if mode == Mode::Record {

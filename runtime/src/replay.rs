@@ -232,6 +232,12 @@ pub fn load_plan(t: u32) -> Option<Plan> {
     })
 }
 
+/// Where counting must stop next: the index of point `cursor` or the
+/// thread's recorded end, whichever comes first.
+fn next_stop(plan: &Plan, cursor: u64) -> u64 {
+    plan.index_of(cursor).min(plan.accesses)
+}
+
 /// Marks the thread started and ready to count.
 pub fn start_thread(t: &ThreadState, plan: Plan) {
     let id = t.id.get();
@@ -240,13 +246,17 @@ pub fn start_thread(t: &ThreadState, plan: Plan) {
     }
     t.plan.set(plan);
     t.cursor.set(0);
-    t.next_point.set(plan.index_of(0));
+    t.next_point.set(next_stop(&plan, 0));
     t.hash.set(rr_lite_trace::ACCESS_HASH_SEED);
     slot_u32(id, state::STATUS).store(ThreadStatus::Running as u32, Ordering::Release);
 }
 
 /// Publishes what the last events completed, if a point asked for it.
+#[inline]
 pub fn publish_pending(t: &ThreadState) {
+    if t.pending.get() == Pending::Nothing {
+        return;
+    }
     match t.pending.replace(Pending::Nothing) {
         Pending::Nothing => {}
         Pending::Done => publish_done(t.id.get(), t.index.get()),
@@ -379,7 +389,12 @@ pub fn find_ahead(t: &ThreadState, kind: EventKind) -> Option<Point> {
 /// Blocking calls do this before the real call, so that a lock is taken in
 /// the recorded order. Returns the point.
 pub fn wait_next(t: &ThreadState) -> Option<Point> {
-    if t.index.get() != t.next_point.get() {
+    let plan = t.plan.get();
+    if t.index.get() != t.next_point.get() || t.cursor.get() >= plan.points {
+        return None;
+    }
+    if plan.point(t.cursor.get()).index != t.index.get() {
+        // The recorded end, not a point.
         return None;
     }
     let p = t.plan.get().point(t.cursor.get());
@@ -400,12 +415,26 @@ pub fn count(t: &ThreadState, kind: EventKind, addr: u64, site: u64) -> Option<P
         publish_pending(t);
     }
     let index = t.index.get();
-    stop_at_recorded_end(t);
     t.hash.set(fold_access_hash(t.hash.get(), kind, addr));
+    // `next_point` is the next point's index or the recorded end, whichever
+    // comes first: one compare on the fast path.
     if index != t.next_point.get() {
         t.index.set(index + 1);
         return None;
     }
+    count_at_point(t, kind, addr, site, index)
+}
+
+#[cold]
+#[inline(never)]
+fn count_at_point(
+    t: &ThreadState,
+    kind: EventKind,
+    addr: u64,
+    site: u64,
+    index: u64,
+) -> Option<Point> {
+    stop_at_recorded_end(t);
     let p = wait_next(t)?;
     t.waited.set(false);
     if p.flags & flags::CHECK != 0 && (p.kind != kind as u8 || p.addr != addr) {
@@ -424,7 +453,7 @@ pub fn count(t: &ThreadState, kind: EventKind, addr: u64, site: u64) -> Option<P
     slot_u64(t.id.get(), state::INDEX).store(index + 1, Ordering::Relaxed);
     let cursor = t.cursor.get() + 1;
     t.cursor.set(cursor);
-    t.next_point.set(t.plan.get().index_of(cursor));
+    t.next_point.set(next_stop(&t.plan.get(), cursor));
     if p.flags & flags::SEQUENCED != 0 {
         t.pending.set(Pending::Turn(p.seq));
     } else if p.flags & flags::NOTIFY != 0 {
@@ -560,7 +589,9 @@ pub fn diverge(
         state_u64(state::DIV_EXPECTED_VALUE).store(expected_value, Ordering::Relaxed);
         state_u64(state::DIV_ACTUAL_VALUE).store(actual_value, Ordering::SeqCst);
     }
-    // SAFETY: ends the whole process at once, without running the
-    // program's exit handlers (it has left the recorded path).
-    unsafe { libc::_exit(rr_lite_trace::plan::DIVERGENCE_STATUS) }
+    // SAFETY: ends the whole process at once (the raw system call: not our
+    // _exit wrapper, and none of the program's exit handlers: it has left
+    // the recorded path).
+    unsafe { libc::syscall(libc::SYS_exit_group, rr_lite_trace::plan::DIVERGENCE_STATUS) };
+    unreachable!("exit_group returned")
 }
