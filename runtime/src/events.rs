@@ -24,7 +24,7 @@ use rr_lite_trace::plan::{Divergence, ThreadStatus, flags};
 use crate::mode::{self, Mode};
 use crate::replay;
 use crate::stripes::StripeSet;
-use crate::thread::{THREAD, ThreadState};
+use crate::thread::ThreadState;
 
 /// What replay does for an emulated call.
 #[derive(Debug)]
@@ -42,7 +42,26 @@ pub fn with_tracked<R>(f: impl FnOnce(&ThreadState, Mode) -> R) -> Option<R> {
     if mode == Mode::Inert {
         return None;
     }
-    THREAD.with(|t| t.is_tracked().then(|| f(t, mode)))
+    let state = crate::fast_tls::current();
+    if state.is_null() {
+        return None;
+    }
+    // SAFETY: the slot holds this thread's own ThreadState (set at
+    // registration), which lives as long as the thread and is only used by
+    // it.
+    let t = unsafe { &*state };
+    t.is_tracked().then(|| f(t, mode))
+}
+
+/// Runs `f` on the calling thread's state, known to be tracked (a
+/// `with_tracked` check just passed): through the fast slot, not
+/// `thread_local!`.
+#[inline(always)]
+fn on_tracked_thread<R>(f: impl FnOnce(&ThreadState) -> R) -> R {
+    let state = crate::fast_tls::current();
+    debug_assert!(!state.is_null(), "only called for registered threads");
+    // SAFETY: as in `with_tracked`: this thread's own, registered state.
+    f(unsafe { &*state })
 }
 
 /// Runs `f` marked busy (nothing it calls re-enters the runtime).
@@ -158,7 +177,7 @@ pub fn before_blocking() {
 /// the watchdog while in it.
 pub fn before_next_event<R>(op: impl FnOnce() -> R) -> R {
     match with_tracked(|_, mode| mode) {
-        Some(Mode::Replay) => THREAD.with(|t| {
+        Some(Mode::Replay) => on_tracked_thread(|t| {
             busy(t, || {
                 replay::publish_all(t);
                 replay::wait_next(t);
@@ -228,7 +247,7 @@ pub fn emulated<R>(
 ) -> R {
     match with_tracked(|_, mode| mode) {
         None => op(),
-        Some(Mode::Record) => THREAD.with(|t| {
+        Some(Mode::Record) => on_tracked_thread(|t| {
             let acquired = busy(t, || acquire(t, addr, size));
             let result = op();
             busy(t, || {
@@ -237,7 +256,7 @@ pub fn emulated<R>(
             });
             result
         }),
-        Some(_) => THREAD.with(|t| {
+        Some(_) => on_tracked_thread(|t| {
             let point = busy(t, || {
                 replay::publish_pending(t);
                 replay::count(t, kind, addr, site)
@@ -306,7 +325,7 @@ pub fn blocking<R>(
             }
             result
         }
-        Some(_) => THREAD.with(|t| {
+        Some(_) => on_tracked_thread(|t| {
             let next = busy(t, || {
                 replay::publish_all(t);
                 replay::wait_next(t)
@@ -364,7 +383,7 @@ pub fn output<R>(addr: u64, len: u64, site: u64, op: impl FnOnce() -> R) -> R {
     let Some(mode) = with_tracked(|_, mode| mode) else {
         return op();
     };
-    THREAD.with(|t| {
+    on_tracked_thread(|t| {
         let acquired = busy(t, || {
             if mode == Mode::Record {
                 let a = acquire(t, addr, len);
@@ -425,7 +444,7 @@ pub fn holding<R>(
     let Some(mode) = with_tracked(|_, mode| mode) else {
         return op();
     };
-    THREAD.with(|t| {
+    on_tracked_thread(|t| {
         let acquired = busy(t, || match mode {
             Mode::Record => Some(acquire(t, addr, 0)),
             _ => {
@@ -456,7 +475,7 @@ pub fn copy<R>(src: u64, dst: u64, len: u64, site: u64, op: impl FnOnce() -> R) 
     let Some(mode) = with_tracked(|_, mode| mode) else {
         return op();
     };
-    THREAD.with(|t| {
+    on_tracked_thread(|t| {
         busy(t, || {
             finish_previous(t, mode);
             if mode == Mode::Record {
@@ -489,11 +508,12 @@ pub fn observed(site: u64, real: impl FnOnce() -> u64) -> u64 {
         None => real(),
         Some(Mode::Record) => {
             let value = real();
-            THREAD.with(|t| busy(t, || append(t, EventKind::Time, addr, 0, site, value)));
+            on_tracked_thread(|t| busy(t, || append(t, EventKind::Time, addr, 0, site, value)));
             value
         }
         Some(_) => {
-            let point = THREAD.with(|t| busy(t, || replay::count(t, EventKind::Time, addr, site)));
+            let point =
+                on_tracked_thread(|t| busy(t, || replay::count(t, EventKind::Time, addr, site)));
             match point.filter(|p| p.flags & flags::PAYLOAD != 0) {
                 Some(p) => p.payload,
                 None => real(),

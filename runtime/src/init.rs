@@ -172,6 +172,7 @@ pub fn register_thread(mode: Mode, id: u32, parent: u32) {
     THREAD.with(|t| {
         t.enter();
         t.id.set(id);
+        crate::fast_tls::set_current(t);
         if mode == Mode::Record {
             match LogWriter::create(mode::TRACE_DIR.get(), id, parent) {
                 Some(log) => t.with_log(|slot| *slot = log),

@@ -17,6 +17,7 @@
 
 mod alloc;
 mod events;
+mod fast_tls;
 mod heap;
 mod hooks;
 mod init;
