@@ -85,12 +85,33 @@ pub fn release_held(t: &ThreadState) {
 
 /// Record: appends an entry whose stripes the thread holds.
 fn append(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site: u64, payload: u64) {
+    append_on(
+        t,
+        StripeSet::for_access(addr, size),
+        kind,
+        addr,
+        size,
+        site,
+        payload,
+    );
+}
+
+/// [`append`] when the caller already has the entry's stripe set.
+fn append_on(
+    t: &ThreadState,
+    set: StripeSet,
+    kind: EventKind,
+    addr: u64,
+    size: u64,
+    site: u64,
+    payload: u64,
+) {
     let clock = if kind == EventKind::Time {
         // A value read from outside: nothing writes its pseudo-address, so
         // it needs no lock, only a place in program order.
         t.clock.get() + 1
     } else {
-        StripeSet::for_access(addr, size).advance_clock(t.clock.get())
+        set.advance_clock(t.clock.get())
     };
     t.clock.set(clock);
     t.index.set(t.index.get() + 1);
@@ -212,7 +233,7 @@ pub fn access(kind: EventKind, addr: u64, size: u64, site: u64) {
                 let set = StripeSet::for_access(addr, size);
                 set.lock();
                 t.held.set(set);
-                append(t, kind, addr, size, site, 0);
+                append_on(t, set, kind, addr, size, site, 0);
             } else {
                 replay::count(t, kind, addr, site);
             }
@@ -377,6 +398,48 @@ pub fn next_recorded(kind: EventKind) -> Option<u64> {
     .flatten()
 }
 
+/// Outputs between their start and their log entry (record mode).
+static OUTPUTS_IN_FLIGHT: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+/// Set when the process is about to end (fatal signal, exit): no output
+/// starts any more.
+static ENDING: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// Record: an output may start (it will be performed and logged before the
+/// process ends), or the process is ending and this thread stops here.
+fn begin_output(t: &ThreadState) {
+    use core::sync::atomic::Ordering::SeqCst;
+    OUTPUTS_IN_FLIGHT.fetch_add(1, SeqCst);
+    if ENDING.load(SeqCst) {
+        OUTPUTS_IN_FLIGHT.fetch_sub(1, SeqCst);
+        busy(t, || release_held(t));
+        replay::wait_forever();
+    }
+}
+
+fn end_output() {
+    OUTPUTS_IN_FLIGHT.fetch_sub(1, core::sync::atomic::Ordering::SeqCst);
+}
+
+/// Record, before the process ends (fatal signal, exit while threads run):
+/// outputs under way finish and are logged, no new one starts. Otherwise a
+/// crash could fall between a write and its log entry, and replay would
+/// write one byte more or less than the recording. Bounded: a thread stuck
+/// in a blocking write does not hold the end back for long.
+pub fn drain_outputs() {
+    use core::sync::atomic::Ordering::SeqCst;
+    if mode::current() != Mode::Record {
+        return;
+    }
+    ENDING.store(true, SeqCst);
+    for _ in 0..2000 {
+        if OUTPUTS_IN_FLIGHT.load(SeqCst) == 0 {
+            return;
+        }
+        // SAFETY: sched_yield has no preconditions (raw: not our wrapper).
+        unsafe { libc::syscall(libc::SYS_sched_yield) };
+    }
+}
+
 /// Output on a descriptor's pseudo-address: logged before the real call,
 /// whose own allocations nest inside it (see `ThreadState::nest_depth`).
 pub fn output<R>(addr: u64, len: u64, site: u64, op: impl FnOnce() -> R) -> R {
@@ -384,6 +447,9 @@ pub fn output<R>(addr: u64, len: u64, site: u64, op: impl FnOnce() -> R) -> R {
         return op();
     };
     on_tracked_thread(|t| {
+        if mode == Mode::Record {
+            begin_output(t);
+        }
         let acquired = busy(t, || {
             if mode == Mode::Record {
                 let a = acquire(t, addr, len);
@@ -399,7 +465,10 @@ pub fn output<R>(addr: u64, len: u64, site: u64, op: impl FnOnce() -> R) -> R {
         let result = op();
         t.nest_depth.set(t.nest_depth.get() - 1);
         busy(t, || match acquired {
-            Some(a) => give_back(t, a),
+            Some(a) => {
+                give_back(t, a);
+                end_output();
+            }
             None => replay::publish_pending(t),
         });
         result
@@ -432,8 +501,10 @@ pub fn after_exit_of(thread: u32, exit_addr: u64) {
 /// A call whose event must follow everything the real call does: record
 /// holds the event's stripe across the call (events inside it nest), then
 /// logs it; replay lets the call's own events count first. For
-/// pthread_create: the child's start must come after the parent's
-/// allocations inside pthread_create, which happen before the clone.
+/// pthread_create (the child's start must come after the parent's
+/// allocations inside pthread_create, which happen before the clone) and
+/// write (an event logged before the write would survive a crash that came
+/// before the write, and replay would write once more).
 pub fn holding<R>(
     kind: EventKind,
     addr: u64,
@@ -445,10 +516,18 @@ pub fn holding<R>(
         return op();
     };
     on_tracked_thread(|t| {
+        let is_output = kind == EventKind::Output;
+        if mode == Mode::Record && is_output {
+            begin_output(t);
+        }
         let acquired = busy(t, || match mode {
             Mode::Record => Some(acquire(t, addr, 0)),
             _ => {
-                replay::publish_pending(t);
+                // Wait for the next event's predecessors before the real
+                // call (it is this event, or one nested in the call), and
+                // stop here if the recording ended before it.
+                replay::publish_all(t);
+                replay::wait_next(t);
                 None
             }
         });
@@ -459,6 +538,9 @@ pub fn holding<R>(
             Some(a) => {
                 append(t, kind, addr, 0, site, payload(&result));
                 give_back(t, a);
+                if is_output {
+                    end_output();
+                }
             }
             None => {
                 replay::count(t, kind, addr, site);

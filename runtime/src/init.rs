@@ -227,6 +227,7 @@ pub fn log_process_exit(status: c_int, site: u64) {
     if events::with_tracked(|_, _| ()).is_none() || EXIT_LOGGED.swap(true, Ordering::AcqRel) {
         return;
     }
+    events::drain_outputs();
     wait_for_recorded_end();
     events::event(
         EventKind::ProcessExit,
@@ -294,6 +295,7 @@ extern "C" fn on_fatal_signal(signal: c_int, info: *mut libc::siginfo_t, context
         (addr, (*uc).uc_mcontext.gregs[libc::REG_RIP as usize] as u64)
     };
     if events::with_tracked(|_, _| ()).is_some() {
+        events::drain_outputs();
         wait_for_recorded_end();
         events::event(EventKind::FatalSignal, fault_addr, 0, pc, signal as u64);
         events::release();

@@ -120,15 +120,25 @@ extern "C" fn funlockfile_impl(f: *mut FILE, site: u64) {
 }
 with_site!(funlockfile => funlockfile_impl, "rsi");
 
+/// write() and writev() are logged after the real call (see
+/// `events::holding`); they allocate nothing, so nothing nests in them.
 extern "C" fn write_impl(fd: c_int, buf: *const c_void, n: size_t, site: u64) -> ssize_t {
     // SAFETY: forwarding.
-    fd_output(fd, n as u64, site, || unsafe { real::write(fd, buf, n) })
+    let op = || unsafe { real::write(fd, buf, n) };
+    if fd < 0 {
+        return op();
+    }
+    events::holding(EventKind::Output, pseudo::fd(fd as u32), site, op, |_| 0)
 }
 with_site!(write => write_impl, "rcx");
 
 extern "C" fn writev_impl(fd: c_int, iov: *const libc::iovec, n: c_int, site: u64) -> ssize_t {
     // SAFETY: forwarding.
-    fd_output(fd, 0, site, || unsafe { real::writev(fd, iov, n) })
+    let op = || unsafe { real::writev(fd, iov, n) };
+    if fd < 0 {
+        return op();
+    }
+    events::holding(EventKind::Output, pseudo::fd(fd as u32), site, op, |_| 0)
 }
 with_site!(writev => writev_impl, "rcx");
 
