@@ -399,3 +399,50 @@ fn corrupted_plan_is_reported_by_the_watchdog() {
         "the watchdog took {took:?} to stop the replay"
     );
 }
+
+/// Ctrl-C during a recording: the trace is complete and says SIGINT; its
+/// replay ends the same way once every thread is where it was interrupted.
+#[test]
+fn interrupted_recording_replays_to_the_same_signal() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::CommandExt;
+
+    let exe = build("replay_interrupt");
+    let dir = tempdir();
+    let trace = dir.path().join("trace");
+    let mut child = rr_command()
+        .arg("record")
+        .arg("-o")
+        .arg(&trace)
+        .arg(&exe)
+        .stdout(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .expect("starting rr-lite record");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut first = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut first)
+        .expect("reading the program's output");
+    assert_eq!(first, "started\n");
+    let group = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGINT).expect("sending SIGINT");
+    let status = child.wait().expect("waiting for rr-lite record");
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "record exits like the program: 128 + SIGINT"
+    );
+    let info = common::info(&trace).expect("the interrupted trace is readable");
+    assert_eq!(info["complete"], Value::Bool(true), "{info}");
+    assert_eq!(info["exit_status"], 130, "{info}");
+    for mode in ["--parallel", "--sequential"] {
+        let out = replay(&trace, &[mode]);
+        assert_eq!(
+            status_code(&out),
+            130,
+            "{}",
+            describe(&format!("replay {mode}"), &out)
+        );
+    }
+}

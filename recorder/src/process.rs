@@ -26,6 +26,8 @@ pub enum Tick {
     Continue,
     /// Kill the program (SIGKILL) and return how it ended.
     Kill,
+    /// Send the program this signal (and go on waiting).
+    Signal(i32),
 }
 
 /// Starts `cmd` and waits for it to end, calling `on_tick` every `every`.
@@ -64,8 +66,13 @@ pub fn supervise(
         match done_rx.recv_timeout(every) {
             Ok(status) => break status,
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                if on_tick() == Tick::Kill {
-                    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+                let signal = match on_tick() {
+                    Tick::Continue => None,
+                    Tick::Kill => Some(nix::sys::signal::Signal::SIGKILL),
+                    Tick::Signal(n) => nix::sys::signal::Signal::try_from(n).ok(),
+                };
+                if let Some(signal) = signal {
+                    let _ = nix::sys::signal::kill(pid, signal);
                 }
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {

@@ -123,6 +123,15 @@ impl State {
         })
     }
 
+    /// Every started, unfinished thread has done all its recorded events.
+    fn all_at_end(&self) -> bool {
+        let live: Vec<u32> = (0..self.threads())
+            .map(|t| self.status(t))
+            .filter(|&s| s != ThreadStatus::NotStarted as u32 && s != ThreadStatus::Exited as u32)
+            .collect();
+        !live.is_empty() && live.iter().all(|&s| s == ThreadStatus::AtEnd as u32)
+    }
+
     /// No started, unfinished thread runs: each is parked in a replay
     /// wait, blocked in a real call, or past its recorded end.
     fn all_waiting(&self) -> bool {
@@ -208,10 +217,21 @@ pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome
 
     let mut last_progress = (u64::MAX, Instant::now());
     let mut deadlock = None;
+    let mut signalled = false;
+    let recorded_signal = match header.ending {
+        ProgramEnding::Signaled { signal } => Some(signal),
+        ProgramEnding::Exited { .. } => None,
+    };
     let ending = supervise(&mut cmd, &header.program, TICK, || {
         let Some(s) = State::read(&state_path) else {
             return Tick::Continue;
         };
+        // The recording ended by a signal from outside (Ctrl-C, kill): once
+        // every thread is where it was then, end the replay the same way.
+        if let Some(signal) = recorded_signal.filter(|_| !signalled && s.all_at_end()) {
+            signalled = true;
+            return Tick::Signal(signal);
+        }
         let progress = s.progress();
         if progress != last_progress.0 || !s.all_waiting() {
             last_progress = (progress, Instant::now());
