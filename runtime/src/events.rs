@@ -440,6 +440,16 @@ pub fn drain_outputs() {
     }
 }
 
+/// Runs a real call during which the thread keeps an event's stripe:
+/// events inside it (an allocation) nest instead of releasing that stripe
+/// (see `ThreadState::nest_depth`).
+fn nested<R>(t: &ThreadState, op: impl FnOnce() -> R) -> R {
+    t.nest_depth.set(t.nest_depth.get() + 1);
+    let result = op();
+    t.nest_depth.set(t.nest_depth.get() - 1);
+    result
+}
+
 /// Output on a descriptor's pseudo-address: logged before the real call,
 /// whose own allocations nest inside it (see `ThreadState::nest_depth`).
 pub fn output<R>(addr: u64, len: u64, site: u64, op: impl FnOnce() -> R) -> R {
@@ -461,9 +471,7 @@ pub fn output<R>(addr: u64, len: u64, site: u64, op: impl FnOnce() -> R) -> R {
                 None
             }
         });
-        t.nest_depth.set(t.nest_depth.get() + 1);
-        let result = op();
-        t.nest_depth.set(t.nest_depth.get() - 1);
+        let result = nested(t, op);
         busy(t, || match acquired {
             Some(a) => {
                 give_back(t, a);
@@ -508,6 +516,7 @@ pub fn after_exit_of(thread: u32, exit_addr: u64) {
 pub fn holding<R>(
     kind: EventKind,
     addr: u64,
+    len: u64,
     site: u64,
     op: impl FnOnce() -> R,
     payload: impl FnOnce(&R) -> u64,
@@ -521,7 +530,7 @@ pub fn holding<R>(
             begin_output(t);
         }
         let acquired = busy(t, || match mode {
-            Mode::Record => Some(acquire(t, addr, 0)),
+            Mode::Record => Some(acquire(t, addr, len)),
             _ => {
                 // Wait for the next event's predecessors before the real
                 // call (it is this event, or one nested in the call), and
@@ -531,12 +540,10 @@ pub fn holding<R>(
                 None
             }
         });
-        t.nest_depth.set(t.nest_depth.get() + 1);
-        let result = op();
-        t.nest_depth.set(t.nest_depth.get() - 1);
+        let result = nested(t, op);
         busy(t, || match acquired {
             Some(a) => {
-                append(t, kind, addr, 0, site, payload(&result));
+                append(t, kind, addr, len, site, payload(&result));
                 give_back(t, a);
                 if is_output {
                     end_output();

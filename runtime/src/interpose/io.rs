@@ -128,7 +128,14 @@ extern "C" fn write_impl(fd: c_int, buf: *const c_void, n: size_t, site: u64) ->
     if fd < 0 {
         return op();
     }
-    events::holding(EventKind::Output, pseudo::fd(fd as u32), site, op, |_| 0)
+    events::holding(
+        EventKind::Output,
+        pseudo::fd(fd as u32),
+        n as u64,
+        site,
+        op,
+        |_| 0,
+    )
 }
 with_site!(write => write_impl, "rcx");
 
@@ -138,7 +145,7 @@ extern "C" fn writev_impl(fd: c_int, iov: *const libc::iovec, n: c_int, site: u6
     if fd < 0 {
         return op();
     }
-    events::holding(EventKind::Output, pseudo::fd(fd as u32), site, op, |_| 0)
+    events::holding(EventKind::Output, pseudo::fd(fd as u32), 0, site, op, |_| 0)
 }
 with_site!(writev => writev_impl, "rcx");
 

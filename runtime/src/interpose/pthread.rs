@@ -57,6 +57,7 @@ unsafe extern "C" fn create(
     events::holding(
         EventKind::ThreadCreate,
         pseudo::thread_start(id),
+        0,
         site,
         || {
             // SAFETY: forwarding the caller's arguments with our trampoline,
@@ -88,6 +89,7 @@ fn phantom_create(out: *mut pthread_t, attr: *const pthread_attr_t, site: u64) -
     events::holding(
         EventKind::ThreadCreate,
         pseudo::thread_start(thread::NO_THREAD),
+        0,
         site,
         // SAFETY: a real thread running `phantom`, which only waits.
         || unsafe { real::pthread_create(out, attr, phantom, core::ptr::null_mut()) },
