@@ -37,6 +37,11 @@ enum Command {
     /// Re-run the recorded program, reproducing the recorded interleaving.
     #[command(after_help = crate::replay_cmd::STATUS_HELP)]
     Replay(crate::replay_cmd::ReplayArgs),
+    /// List the traces in $RR_LITE_TRACE_DIR (the latest marked *): name,
+    /// program, how it ended, threads, events, size, date.
+    Ls(crate::traces_cmd::LsArgs),
+    /// Delete traces (by the names `ls` shows, or paths).
+    Rm(crate::traces_cmd::RmArgs),
     /// Find the cross-thread dependencies and write per-thread replay logs into TRACE/split/.
     Split(crate::split_cmd::SplitArgs),
     /// Export the dependency graph of a trace (DOT or JSON).
@@ -67,6 +72,8 @@ impl Cli {
             Command::Info(a) => crate::info_cmd::run(a),
             Command::Replay(a) => crate::replay_cmd::run(a),
             Command::Split(a) => crate::split_cmd::run(a),
+            Command::Ls(a) => crate::traces_cmd::ls(a),
+            Command::Rm(a) => crate::traces_cmd::rm(a),
             Command::Graph(a) => crate::graph_cmd::run(a),
             Command::Demo(a) => crate::demo_cmd::run(a),
             // Reached only when main's raw dispatch did not see them first.

@@ -47,12 +47,33 @@ fn last_line(s: &str) -> &str {
     s.lines().last().unwrap_or("")
 }
 
+/// One recording of the demo: its trace directory (relative to the demo
+/// directory) and what the program printed.
+#[derive(Debug, Clone)]
+struct Recording {
+    trace: String,
+    stdout: String,
+}
+
 pub fn run(args: DemoArgs) -> anyhow::Result<i32> {
     let dir = match args.dir {
         Some(d) => d,
         None => std::env::temp_dir().join(format!("rr-lite-demo-{}", std::process::id())),
     };
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    write_source(&dir)?;
+    build_program(&dir)?;
+    let recordings = record_until_outputs_differ(&dir)?;
+    let last = recordings.last().context("no recording")?;
+    split(&dir, &last.trace)?;
+    let all_same = replay_and_compare(&dir, &recordings)?;
+    show_info(&dir, &last.trace)?;
+    Ok(if all_same { 0 } else { 1 })
+}
+
+/// Creates the demo directory with the program's source in it, and says
+/// what the program does.
+fn write_source(dir: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let source = dir.join("racy_bank.c");
     std::fs::write(&source, DEMO_SOURCE)
         .with_context(|| format!("writing {}", source.display()))?;
@@ -61,7 +82,11 @@ pub fn run(args: DemoArgs) -> anyhow::Result<i32> {
         dir.display()
     );
     println!("so what the program prints depends on the interleaving of each run.");
+    Ok(())
+}
 
+/// `rr-lite cc` the program.
+fn build_program(dir: &Path) -> anyhow::Result<()> {
     let (out, _) = step(
         &[
             "cc",
@@ -72,7 +97,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<i32> {
             "-o",
             "racy_bank",
         ],
-        &dir,
+        dir,
         true,
     )?;
     ensure!(
@@ -80,15 +105,21 @@ pub fn run(args: DemoArgs) -> anyhow::Result<i32> {
         "building the demo failed:\n{}",
         text(&out.stderr)
     );
+    Ok(())
+}
 
+/// Records the program until a run prints a result different from an
+/// earlier one, [`MAX_RECORDINGS`] at most; returns the recordings in order
+/// (at least one).
+fn record_until_outputs_differ(dir: &Path) -> anyhow::Result<Vec<Recording>> {
     println!(
         "\n$ rr-lite record -o trace-N ./racy_bank    (until two runs print different results)"
     );
-    let mut runs: Vec<(String, String)> = Vec::new();
+    let mut recordings: Vec<Recording> = Vec::new();
     for n in 1..=MAX_RECORDINGS {
         let trace = format!("trace-{n}");
         let _ = std::fs::remove_dir_all(dir.join(&trace));
-        let (out, secs) = step(&["record", "-q", "-o", &trace, "./racy_bank"], &dir, false)?;
+        let (out, secs) = step(&["record", "-q", "-o", &trace, "./racy_bank"], dir, false)?;
         ensure!(
             out.status.success(),
             "recording failed:\n{}",
@@ -96,37 +127,49 @@ pub fn run(args: DemoArgs) -> anyhow::Result<i32> {
         );
         let stdout = text(&out.stdout);
         println!("  {trace}: {}   ({secs:.2}s)", last_line(&stdout));
-        let differs = runs.iter().any(|(_, o)| last_line(o) != last_line(&stdout));
-        runs.push((trace, stdout));
+        let differs = recordings
+            .iter()
+            .any(|r| last_line(&r.stdout) != last_line(&stdout));
+        recordings.push(Recording { trace, stdout });
         if differs {
             break;
         }
     }
-    let (trace, _) = runs.last().cloned().context("no recording")?;
-    if runs
+    let first = recordings.first().context("no recording")?;
+    if recordings
         .iter()
-        .all(|(_, o)| last_line(o) == last_line(&runs[0].1))
+        .all(|r| last_line(&r.stdout) == last_line(&first.stdout))
     {
         println!("  (every run printed the same here; replay is still checked below)");
     }
-    let (out, _) = step(&["split", &trace], &dir, true)?;
+    Ok(recordings)
+}
+
+/// `rr-lite split` a trace, showing its summary.
+fn split(dir: &Path, trace: &str) -> anyhow::Result<()> {
+    let (out, _) = step(&["split", trace], dir, true)?;
     ensure!(out.status.success(), "split failed:\n{}", text(&out.stderr));
     print!("{}", text(&out.stdout));
+    Ok(())
+}
 
-    // Each distinct recording replays to its own output; the last one is
-    // also replayed sequentially, the baseline.
-    let first = runs.first().cloned().context("no recording")?;
-    let mut replays = vec![(first.0.clone(), first.1.clone(), "--parallel")];
-    let last = runs.last().cloned().context("no recording")?;
-    if last.0 != first.0 {
-        replays.push((last.0.clone(), last.1.clone(), "--parallel"));
+/// Replays the first and the last recording in parallel, and the last one
+/// sequentially too (the baseline): each distinct recording replays to its
+/// own output. Returns whether every replay printed what its recording did.
+fn replay_and_compare(dir: &Path, recordings: &[Recording]) -> anyhow::Result<bool> {
+    let first = recordings.first().context("no recording")?;
+    let last = recordings.last().context("no recording")?;
+    let mut replays = vec![(first, "--parallel")];
+    if last.trace != first.trace {
+        replays.push((last, "--parallel"));
     }
-    replays.push((last.0, last.1, "--sequential"));
+    replays.push((last, "--sequential"));
     let mut all_same = true;
-    for (trace, recorded, mode) in &replays {
-        let (out, secs) = step(&["replay", mode, trace], &dir, true)?;
+    for (recording, mode) in replays {
+        let trace = &recording.trace;
+        let (out, secs) = step(&["replay", mode, trace], dir, true)?;
         let replayed = text(&out.stdout);
-        let same = out.status.success() && &replayed == recorded;
+        let same = out.status.success() && replayed == recording.stdout;
         all_same &= same;
         println!("  {}   ({secs:.2}s)", last_line(&replayed));
         println!(
@@ -141,11 +184,16 @@ pub fn run(args: DemoArgs) -> anyhow::Result<i32> {
             eprint!("{}", text(&out.stderr));
         }
     }
-    let (out, _) = step(&["info", &trace], &dir, true)?;
+    Ok(all_same)
+}
+
+/// `rr-lite info` a trace, then where to look next.
+fn show_info(dir: &Path, trace: &str) -> anyhow::Result<()> {
+    let (out, _) = step(&["info", trace], dir, true)?;
     print!("{}", text(&out.stdout));
     println!(
         "\nThe traces stay in {}: `rr-lite dump {trace}` lists every event, `rr-lite graph {trace}` the dependencies.",
         dir.display()
     );
-    Ok(if all_same { 0 } else { 1 })
+    Ok(())
 }

@@ -84,6 +84,10 @@ pub fn run(args: DumpArgs) -> anyhow::Result<i32> {
         } else {
             let result = match e.kind {
                 EventKind::Alloc | EventKind::Free => format!(" ptr={:#x}", e.payload),
+                // pipe, socketpair: two descriptors in one payload.
+                EventKind::DescriptorOpen if (e.payload as i64) > i64::from(u32::MAX) => {
+                    format!(" fds={},{}", e.payload as u32, e.payload >> 32)
+                }
                 k if k.has_payload() => format!(" result={}", e.payload as i64),
                 _ => String::new(),
             };

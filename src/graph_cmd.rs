@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use crate::output::{open_trace, symbolizer};
+use crate::progress::SplitProgressBar;
 use crate::split_cmd::AnalysisArgs;
 
 #[derive(clap::Args, Debug)]
@@ -28,13 +29,10 @@ pub struct GraphArgs {
 
 pub fn run(args: GraphArgs) -> anyhow::Result<i32> {
     let trace = open_trace(args.trace.as_deref())?;
-    let total = trace.header().map(|h| h.entries.iter().sum());
-    let bar = rr_lite_splitter::progress_bar(total);
-    let result = rr_lite_splitter::analyze_trace(&trace, &args.analysis.options(), bar.as_ref());
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
-    let topology = result?.topology();
+    let topology = {
+        let bar = SplitProgressBar::new();
+        rr_lite_splitter::analyze_trace(&trace, &args.analysis.options(), &bar)?.topology()
+    };
     let symbols = std::cell::RefCell::new(symbolizer(&trace)?);
     let label = |site: u64| symbols.borrow_mut().site(site).to_string();
     let text = if args.json {
@@ -45,15 +43,14 @@ pub fn run(args: GraphArgs) -> anyhow::Result<i32> {
         topology.to_dot(Some(&label))
     };
     match &args.output {
-        Some(path) => {
-            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?
-        }
+        Some(path) => std::fs::write(path, text)
+            .with_context(|| format!("cannot write {}", path.display()))?,
         None => {
             let mut out = std::io::stdout().lock();
             match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
                 // `rr-lite graph | head` is not an error.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-                other => other.context("writing the graph to stdout")?,
+                other => other.context("cannot write the graph to stdout")?,
             }
         }
     }

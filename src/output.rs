@@ -12,11 +12,17 @@ use rr_lite_trace::{ProgramEnding, TraceDir, pseudo, resolve_trace};
 pub fn open_trace(arg: Option<&Path>) -> anyhow::Result<TraceDir> {
     let path: PathBuf = resolve_trace(arg)?;
     let trace = TraceDir::open(&path)?;
-    if !trace.is_complete() {
-        eprintln!(
+    match trace.header() {
+        Some(h) if !h.ok => eprintln!(
+            "rr-lite: warning: {}: the recording is incomplete ({}); showing what was written",
+            path.display(),
+            h.problems.join("; ")
+        ),
+        _ if !trace.is_complete() => eprintln!(
             "rr-lite: warning: {}: the recording did not finish cleanly (rr-lite record was killed?); showing what was written",
             path.display()
-        );
+        ),
+        _ => {}
     }
     Ok(trace)
 }
@@ -49,6 +55,6 @@ pub fn write_line(out: &mut impl Write, line: &str) -> anyhow::Result<bool> {
     match writeln!(out, "{line}") {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
-        Err(e) => Err(e).context("writing to standard output"),
+        Err(e) => Err(e).context("cannot write to standard output"),
     }
 }

@@ -47,8 +47,27 @@ pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
         for problem in &h.problems {
             eprintln!("rr-lite: warning: {problem}");
         }
+        if h.ok {
+            eprintln!(
+                "rr-lite: to replay it: rr-lite replay {}",
+                replay_name(&recording.dir)
+            );
+        }
     }
     Ok(h.ending.shell_status())
+}
+
+/// How to name a trace on the command line: its bare name when it is in the
+/// base directory (`rr-lite replay prog-3`), else its path.
+fn replay_name(dir: &std::path::Path) -> String {
+    let base = rr_lite_trace::dir::default_base_dir();
+    let in_base = dir
+        .parent()
+        .is_some_and(|p| std::fs::canonicalize(p).ok() == std::fs::canonicalize(&base).ok());
+    match dir.file_name() {
+        Some(name) if in_base => name.to_string_lossy().into_owned(),
+        _ => dir.display().to_string(),
+    }
 }
 
 /// `rr-lite cc|c++ ARGS...`: replaces this process with the real compiler.

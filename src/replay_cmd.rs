@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use rr_lite_replayer::{DeadlockReport, DivergenceReport, ReplayOptions, ReplayOutcome, replay};
 use rr_lite_symbols::Symbolizer;
-use rr_lite_trace::plan::{DEADLOCK_STATUS, DIVERGENCE_STATUS, Divergence, PlanVariant};
+use rr_lite_trace::plan::{DEADLOCK_STATUS, DIVERGENCE_STATUS, PlanVariant};
+use rr_lite_trace::state::Divergence;
 use rr_lite_trace::{EventKind, RecordedEvent};
 
 use crate::output::{describe_addr, describe_ending, open_trace, symbolizer};
@@ -103,8 +104,9 @@ fn print_divergence(r: &DivergenceReport, symbols: &mut Symbolizer) {
                     r.actual_value
                 ),
                 Divergence::Result => eprintln!(
-                    "  the call returned {} where the recording has another result",
-                    r.actual_value as i64
+                    "  the call returned {} where the recording has {}",
+                    result_text(r.actual_kind, r.actual_value),
+                    result_text(r.actual_kind, r.expected_value)
                 ),
                 _ => {}
             }
@@ -121,6 +123,15 @@ fn print_divergence(r: &DivergenceReport, symbols: &mut Symbolizer) {
     eprintln!(
         "  (the program or its input is not the recorded one: rebuilt binary, other arguments, environment?)"
     );
+}
+
+/// A call's result as its event's payload holds it: signed, or two
+/// descriptors (pipe, socketpair).
+fn result_text(kind: Option<EventKind>, payload: u64) -> String {
+    if kind == Some(EventKind::DescriptorOpen) && (payload as i64) > i64::from(u32::MAX) {
+        return format!("descriptors {} and {}", payload as u32, payload >> 32);
+    }
+    (payload as i64).to_string()
 }
 
 fn print_deadlock(r: &DeadlockReport, symbols: &mut Symbolizer) {

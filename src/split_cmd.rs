@@ -8,6 +8,8 @@ use rr_lite_splitter::{
 };
 use rr_lite_trace::TraceDir;
 
+use crate::progress::SplitProgressBar;
+
 /// Analysis options shared by `split` and `graph`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct AnalysisArgs {
@@ -49,13 +51,10 @@ pub struct SplitArgs {
 /// so on stderr when it is a recording that did not finish.
 pub fn run(args: SplitArgs) -> anyhow::Result<i32> {
     let trace = crate::output::open_trace(args.trace.as_deref())?;
-    let total = trace.header().map(|h| h.entries.iter().sum());
-    let bar = rr_lite_splitter::progress_bar(total);
-    let result = rr_lite_splitter::split_trace(&trace, &args.analysis.options(), bar.as_ref());
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
-    let split = result?;
+    let split = {
+        let bar = SplitProgressBar::new();
+        rr_lite_splitter::split_trace(&trace, &args.analysis.options(), &bar)?
+    };
     if args.json {
         println!("{}", serde_json::to_string_pretty(split.stats())?);
     } else {

@@ -202,6 +202,282 @@ fn stdout_lines_under_flockfile_replay_in_order() {
 }
 
 #[test]
+fn c11_threads_locks_and_condvars_replay() {
+    check_nondeterministic("replay_c11_threads", &[]);
+}
+
+/// OpenMP (gcc's libgomp): dynamic and guided loop chunks, reductions,
+/// critical order, single winner, lock order, atomics, master and tasks.
+/// Recordings never hang, and each replays exactly in every mode.
+#[test]
+fn openmp_constructs_replay() {
+    let exe = build_variant("replay_openmp", "openmp", &["-fopenmp"]);
+    let distinct = record_distinct(&exe, &[], &|s| s == 0, &|d| d.len() >= 2);
+    assert!(
+        distinct.len() >= 2,
+        "the OpenMP program gave the same output in {MAX_RECORDINGS} recordings\n{}",
+        distinct[0].describe()
+    );
+    for rec in &distinct {
+        replay_all_modes(rec);
+    }
+}
+
+/// A thread blocks in a raw futex inside a library built without
+/// instrumentation while it keeps the stripe of its last access, which the
+/// thread that will wake it needs: the recorder hands the stripe over
+/// instead of hanging, and every recording replays in every mode.
+#[test]
+fn blocking_in_an_uninstrumented_library_records_and_replays() {
+    let lib_dir = common::scratch().join("bin").join("futex-helper");
+    std::fs::create_dir_all(&lib_dir).unwrap();
+    let lib = lib_dir.join("libfutex_helper.so");
+    let out = std::process::Command::new("gcc")
+        .args(["-O2", "-shared", "-fPIC"])
+        .arg(common::c_dir().join("futex_helper.c"))
+        .arg("-o")
+        .arg(&lib)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        describe("gcc futex_helper.c", &out)
+    );
+    let lib_dir = lib_dir.to_str().unwrap();
+    let exe = build_variant(
+        "replay_futex_helper",
+        "futex-helper",
+        &[
+            &format!("-L{lib_dir}"),
+            "-lfutex_helper",
+            &format!("-Wl,-rpath,{lib_dir}"),
+        ],
+    );
+    for _ in 0..3 {
+        let rec = record_within(&exe, &[], LIMIT);
+        assert_eq!(rec.status, 0, "{}", rec.describe());
+        assert!(rec.stdout.starts_with("first "), "{}", rec.describe());
+        replay_all_modes(&rec);
+    }
+}
+
+/// A thread started behind the runtime's back (libc's own pthread_create,
+/// reached through dlsym) runs instrumented code: the recording says it is
+/// incomplete and replay refuses it instead of replaying something else.
+#[test]
+fn thread_unknown_to_the_runtime_makes_an_unreplayable_trace() {
+    let exe = build_variant("untracked_thread", "ldl", &["-ldl"]);
+    let rec = record_within(&exe, &[], LIMIT);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    assert_eq!(rec.stdout, "shared 42\n");
+    let header: Value =
+        serde_json::from_str(&std::fs::read_to_string(rec.trace.join("header.json")).unwrap())
+            .unwrap();
+    assert_eq!(header["ok"], false, "{header}");
+    assert!(
+        header["problems"].to_string().contains("did not start"),
+        "{header}"
+    );
+    let out = replay(&rec.trace, &[]);
+    assert_eq!(status_code(&out), 1, "{}", describe("replay", &out));
+    assert!(
+        text(&out.stderr).contains("incomplete"),
+        "{}",
+        describe("replay", &out)
+    );
+}
+
+/// Two threads open files, through open and fopen, write a line naming the
+/// descriptor into each and read them back: which thread gets which number
+/// depends on the interleaving, and the runtime's own files (thread logs,
+/// plans) must not shift the numbers between record and replay.
+#[test]
+fn descriptor_numbers_replay() {
+    let files = tempdir();
+    check_nondeterministic("replay_descriptors", &[files.path().to_str().unwrap()]);
+}
+
+/// Replay checks every descriptor a call returns: started with one more
+/// descriptor open (inherited), the program's first pipe gets other numbers,
+/// and replay reports it instead of running on.
+#[test]
+fn another_descriptor_number_at_replay_diverges() {
+    let exe = build("replay_descriptors");
+    let files = tempdir();
+    let rec = record_within(&exe, &[files.path().to_str().unwrap()], LIMIT);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    assert!(
+        rec.stdout.starts_with("pipe 3 4, dup 5"),
+        "{}",
+        rec.describe()
+    );
+    for mode in ["--parallel", "--sequential", "--verify"] {
+        let env = rr_command();
+        let mut cmd = std::process::Command::new("sh");
+        cmd.envs(env.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .arg("-c")
+            .arg(r#"exec 3</dev/null; exec "$0" replay "$1" "$2""#)
+            .arg(common::rr_lite())
+            .arg(mode)
+            .arg(&rec.trace);
+        let out = output_within(&mut cmd, REPLAY_LIMIT).unwrap_or_else(|e| panic!("{e}"));
+        let what = format!("replay {mode} with descriptor 3 open");
+        assert_diverged(&out, &what);
+        assert!(
+            text(&out.stderr).contains(
+                "returned descriptors 4 and 5 where the recording has descriptors 3 and 4"
+            ),
+            "{}",
+            describe(&what, &out)
+        );
+    }
+}
+
+/// fork() cannot be recorded yet: record says so, naming the call site, and
+/// marks the trace incomplete; the child (a thread, memory from before the
+/// fork, then an exec of the program) runs unrecorded and writes nothing
+/// into the parent's trace, whose log stays the parent's; replay refuses
+/// the trace.
+#[test]
+fn forking_program_makes_an_unreplayable_trace() {
+    let exe = build("fork_child");
+    let rec = record_within(&exe, &[], LIMIT);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    assert_eq!(
+        rec.stdout,
+        "before\nchild and its thread\nexec'd child\nchild exited 7\n",
+        "{}",
+        rec.describe()
+    );
+    let warning = "rr-lite: the program called fork() at ";
+    let site = rec
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix(warning))
+        .and_then(|rest| rest.strip_suffix(": forking programs cannot be recorded yet"))
+        .unwrap_or_else(|| panic!("no warning naming the fork\n{}", rec.describe()));
+    // The site is <module>+0x<offset>, which addr2line turns into the line.
+    let (module, offset) = site.rsplit_once('+').expect("module+offset");
+    assert_eq!(Path::new(module), exe, "{}", rec.describe());
+    let line = std::process::Command::new("addr2line")
+        .arg("-e")
+        .arg(module)
+        .arg(offset)
+        .output()
+        .expect("addr2line runs");
+    assert!(
+        text(&line.stdout).contains("fork_child.c:27"),
+        "{site} is not the fork call\n{}",
+        describe("addr2line", &line)
+    );
+    let header: Value =
+        serde_json::from_str(&std::fs::read_to_string(rec.trace.join("header.json")).unwrap())
+            .unwrap();
+    assert_eq!(header["ok"], false, "{header}");
+    assert!(
+        header["problems"].to_string().contains("fork()"),
+        "{header}"
+    );
+    // The parent's events only: one thread, ending with its own exit.
+    let events = rec.events();
+    common::check_trace(&events).unwrap_or_else(|e| panic!("{e}\n{}", rec.describe()));
+    assert!(events.iter().all(|e| e.thread == 0), "{}", rec.describe());
+    let last = events.last().expect("events");
+    assert_eq!(
+        (last.kind.as_str(), last.payload),
+        ("process-exit", Some(0))
+    );
+    let out = replay(&rec.trace, &[]);
+    assert_eq!(status_code(&out), 1, "{}", describe("replay", &out));
+    assert!(
+        text(&out.stderr).contains("incomplete") && text(&out.stderr).contains("fork()"),
+        "{}",
+        describe("replay", &out)
+    );
+}
+
+/// Eight threads end with pthread_exit, whose unwinding needs libgcc_s:
+/// glibc loads it (allocating) in the first thread to get there, a race
+/// unless the runtime has loaded it at start-up. Several recordings, each
+/// replayed in every mode (the race showed in about half the replays).
+#[test]
+fn threads_ending_with_pthread_exit_replay() {
+    let exe = build("replay_pthread_exit");
+    for _ in 0..10 {
+        let rec = record_within(&exe, &[], LIMIT);
+        assert_eq!(rec.status, 0, "{}", rec.describe());
+        assert!(rec.stdout.ends_with("counter 8\n"), "{}", rec.describe());
+        replay_all_modes(&rec);
+    }
+}
+
+/// A pthread_key destructor and a thread-local destructor (registered as
+/// C++ thread_local registers them) run after their thread's start routine
+/// has returned or called pthread_exit; they lock, allocate and print. Their
+/// events are the thread's last before its exit, and they replay.
+#[test]
+fn thread_destructors_are_recorded_and_replay() {
+    check_nondeterministic("replay_thread_destructors", &[]);
+    let rec = record_within(&build("replay_thread_destructors"), &[], LIMIT);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    let events = rec.events();
+    common::check_trace(&events).unwrap_or_else(|e| panic!("{e}\n{}", rec.describe()));
+    for t in 1..=4 {
+        let own: Vec<_> = events.iter().filter(|e| e.thread == t).collect();
+        let printed_in = |function: &str| {
+            own.iter()
+                .any(|e| e.kind == "output" && e.site.starts_with(function))
+        };
+        assert!(
+            printed_in("key_destructor") && printed_in("thread_local_destructor"),
+            "thread {t}'s destructors are not in its events: {:#?}",
+            own
+        );
+        assert_eq!(own.last().map(|e| e.kind.as_str()), Some("thread-exit"));
+    }
+}
+
+/// What the program read from standard input (a pipe here) is saved in the
+/// trace and fed back at replay, where no input is given at all.
+#[test]
+fn standard_input_is_recorded_and_fed_back() {
+    let exe = build("replay_stdin");
+    let input: String = (0..40).map(|i| format!("line {i}\n")).collect();
+    for _ in 0..3 {
+        let tmp = tempdir();
+        let trace = tmp.path().join("trace");
+        let mut cmd = std::process::Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg(r#"printf '%s' "$1" | exec "$2" record -q -o "$3" "$4""#)
+            .arg("sh")
+            .arg(&input)
+            .arg(common::rr_lite())
+            .arg(&trace)
+            .arg(&exe);
+        let rec = output_within(&mut cmd, LIMIT).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(status_code(&rec), 0, "{}", describe("record", &rec));
+        let recorded = text(&rec.stdout);
+        assert_eq!(recorded.lines().count(), 40, "{recorded}");
+        for mode in ["--parallel", "--sequential", "--verify"] {
+            let out = replay(&trace, &[mode]);
+            assert_eq!(status_code(&out), 0, "{}", describe(mode, &out));
+            assert_eq!(text(&out.stdout), recorded, "{}", describe(mode, &out));
+        }
+    }
+}
+
+#[test]
+fn concurrent_mappings_get_their_recorded_addresses() {
+    check_nondeterministic("replay_mmap_threads", &[]);
+}
+
+#[test]
+fn time_stamp_counter_reads_replay() {
+    check_nondeterministic("replay_tsc", &[]);
+}
+
+#[test]
 fn heap_and_stack_addresses_replay() {
     check_nondeterministic("replay_addresses", &[]);
 }

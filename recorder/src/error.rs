@@ -1,11 +1,15 @@
 //! Errors of building and recording. Each names the file or program concerned.
+//! A variant wrapping another error says what failed; why is its `source()`,
+//! which the message does not repeat (the CLI prints the chain).
 
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
-    #[error("{}: {source}", path.display())]
+    /// `action` is a verb phrase: "read", "create", "rename"...
+    #[error("cannot {action} {}", path.display())]
     Io {
+        action: &'static str,
         path: PathBuf,
         #[source]
         source: std::io::Error,
@@ -16,17 +20,14 @@ pub enum RecordError {
     NotInstrumented { path: PathBuf, why: String },
     #[error("{}: trace directory already exists and is not empty", path.display())]
     TraceDirExists { path: PathBuf },
-    #[error("cannot start {}: {source}", path.display())]
-    Spawn {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// Starting or waiting for the recorded program.
+    #[error(transparent)]
+    Launch(#[from] rr_lite_supervise::SuperviseError),
     #[error("{}: the program ran but the rr-lite runtime wrote no log (was it started through a wrapper script that drops the environment?)", path.display())]
     NothingRecorded { path: PathBuf },
     #[error(transparent)]
     Trace(#[from] rr_lite_trace::TraceError),
-    #[error("cannot run the compiler {compiler}: {source}")]
+    #[error("cannot run the compiler {compiler}")]
     Compiler {
         compiler: String,
         #[source]
@@ -35,8 +36,17 @@ pub enum RecordError {
 }
 
 impl RecordError {
-    pub fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> RecordError {
+    /// Wraps an I/O error with what was being done (a verb phrase: "read",
+    /// "create", "rename"...) and the file it concerns.
+    pub fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> RecordError {
         let path = path.into();
-        move |source| RecordError::Io { path, source }
+        move |source| RecordError::Io {
+            action,
+            path,
+            source,
+        }
     }
 }

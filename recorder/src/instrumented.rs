@@ -20,7 +20,7 @@ pub enum Instrumentation {
 }
 
 pub fn check_instrumentation(path: &Path) -> Result<Instrumentation, RecordError> {
-    let bytes = std::fs::read(path).map_err(RecordError::io(path))?;
+    let bytes = std::fs::read(path).map_err(RecordError::io("read", path))?;
     let Ok(file) = object::File::parse(&*bytes) else {
         return Ok(Instrumentation::Unknown);
     };

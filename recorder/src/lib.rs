@@ -3,9 +3,10 @@
 //! link); `session` records one run of such a program into a trace
 //! directory, finalising it however the program ends (exit, crash, Ctrl-C).
 
+#![forbid(unsafe_code)]
+
 mod error;
 mod instrumented;
-pub mod process;
 pub mod runtime;
 pub mod session;
 pub mod toolchain;

@@ -36,7 +36,7 @@ pub fn install() -> Result<PathBuf, RecordError> {
     let lib = dir.join(LIBRARY);
     let up_to_date = std::fs::metadata(&lib).is_ok_and(|m| m.len() == RUNTIME.len() as u64);
     if !up_to_date {
-        std::fs::create_dir_all(&dir).map_err(RecordError::io(&dir))?;
+        std::fs::create_dir_all(&dir).map_err(RecordError::io("create", &dir))?;
         write_atomically(&lib, RUNTIME)?;
     }
     let script = dir.join("libtsan.so");
@@ -54,6 +54,6 @@ pub fn install() -> Result<PathBuf, RecordError> {
 /// invocations (make -j) never see a half-written library.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), RecordError> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(RecordError::io(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(RecordError::io(path))
+    std::fs::write(&tmp, bytes).map_err(RecordError::io("write", &tmp))?;
+    std::fs::rename(&tmp, path).map_err(RecordError::io("move into place", path))
 }

@@ -6,16 +6,18 @@
 //! Nothing is lost on a crash: the runtime's logs are shared file mappings
 //! that outlive the process, and the recorder only reads them afterwards.
 //! Ctrl-C reaches the program (same process group); the recorder ignores it
-//! and finalises the trace of the interrupted run (see `process`).
+//! and finalises the trace of the interrupted run (see `rr_lite_supervise`).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
+use rr_lite_supervise::{StdinSource, Tick, disable_aslr_for_children, supervise};
 use rr_lite_trace::codec::{FORMAT_VERSION, HEADER_LEN};
 use rr_lite_trace::dir::{
-    HEADER_FILE, INCOMPLETE_FILE, LATEST_LINK, VERSION_FILE, default_base_dir,
+    HEADER_FILE, INCOMPLETE_FILE, LATEST_LINK, PROBLEMS_FILE, STDIN_FILE, VERSION_FILE,
+    default_base_dir,
 };
 use rr_lite_trace::header::HEADER_MAGIC;
 use rr_lite_trace::plan::{SESSION_ENV, SESSION_PLACEHOLDER};
@@ -23,7 +25,6 @@ use rr_lite_trace::{ProgramEnding, TraceDir, TraceHeader};
 
 use crate::RecordError;
 use crate::instrumented::{Instrumentation, check_instrumentation};
-use crate::process::Tick;
 
 /// Environment the runtime reads (must match the runtime's `mode` module).
 pub const MODE_ENV: &str = "RR_LITE_MODE";
@@ -65,7 +66,7 @@ pub fn resolve_program(program: &std::ffi::OsStr) -> Result<PathBuf, RecordError
         })
     };
     let path = candidate.filter(|p| p.is_file()).ok_or_else(not_found)?;
-    std::fs::canonicalize(&path).map_err(RecordError::io(path))
+    std::fs::canonicalize(&path).map_err(RecordError::io("resolve", path))
 }
 
 fn program_name(program: &Path) -> String {
@@ -79,24 +80,24 @@ fn program_name(program: &Path) -> String {
 /// else `<base>/<prog>-<n>` with the first free n.
 fn create_trace_dir(output: Option<&Path>, program: &Path) -> Result<PathBuf, RecordError> {
     if let Some(dir) = output {
-        std::fs::create_dir_all(dir).map_err(RecordError::io(dir))?;
-        let mut entries = std::fs::read_dir(dir).map_err(RecordError::io(dir))?;
+        std::fs::create_dir_all(dir).map_err(RecordError::io("create", dir))?;
+        let mut entries = std::fs::read_dir(dir).map_err(RecordError::io("list", dir))?;
         if entries.next().is_some() {
             return Err(RecordError::TraceDirExists {
                 path: dir.to_path_buf(),
             });
         }
-        return std::fs::canonicalize(dir).map_err(RecordError::io(dir));
+        return std::fs::canonicalize(dir).map_err(RecordError::io("resolve", dir));
     }
     let base = default_base_dir();
-    std::fs::create_dir_all(&base).map_err(RecordError::io(&base))?;
+    std::fs::create_dir_all(&base).map_err(RecordError::io("create", &base))?;
     let name = program_name(program);
     for n in 0.. {
         let dir = base.join(format!("{name}-{n}"));
         match std::fs::create_dir(&dir) {
-            Ok(()) => return std::fs::canonicalize(&dir).map_err(RecordError::io(dir)),
+            Ok(()) => return std::fs::canonicalize(&dir).map_err(RecordError::io("resolve", dir)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(RecordError::io(dir)(e)),
+            Err(e) => return Err(RecordError::io("create", dir)(e)),
         }
     }
     unreachable!("u32 trace numbers exhausted")
@@ -140,9 +141,9 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
     let dir = create_trace_dir(options.output.as_deref(), &program)?;
     let incomplete = dir.join(INCOMPLETE_FILE);
     std::fs::write(&incomplete, format!("{FORMAT_VERSION}\n"))
-        .map_err(RecordError::io(&incomplete))?;
+        .map_err(RecordError::io("write", &incomplete))?;
 
-    let cwd = std::env::current_dir().map_err(RecordError::io("."))?;
+    let cwd = std::env::current_dir().map_err(RecordError::io("resolve", "."))?;
     let env = program_environment(&dir);
     let mut argv: Vec<String> = vec![options.program.to_string_lossy().into_owned()];
     argv.extend(
@@ -152,7 +153,7 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
             .map(|a| a.to_string_lossy().into_owned()),
     );
     // Replay needs the same addresses.
-    crate::process::disable_aslr_for_children();
+    disable_aslr_for_children();
     let mut cmd = Command::new(&program);
     cmd.args(&options.args)
         .env_clear()
@@ -162,9 +163,17 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
 
     let started = SystemTime::now();
     let clock = Instant::now();
-    let ending = crate::process::supervise(&mut cmd, &program, Duration::from_secs(3600), || {
-        Tick::Continue
-    })?;
+    let stdin_path = dir.join(STDIN_FILE);
+    let stdin =
+        std::fs::File::create(&stdin_path).map_err(RecordError::io("create", &stdin_path))?;
+    let exit_status = supervise(
+        &mut cmd,
+        &program,
+        StdinSource::Record(stdin),
+        Duration::from_secs(3600),
+        || Tick::Continue,
+    )?;
+    let ending = ProgramEnding::from(exit_status);
     let wall_time_ns = clock.elapsed().as_nanos() as u64;
 
     let header = finalise(
@@ -217,13 +226,19 @@ fn finalise(dir: &Path, facts: FinalFacts) -> Result<TraceHeader, RecordError> {
             match event {
                 Ok(_) => count += 1,
                 Err(e) => {
-                    problems.push(e.to_string());
+                    problems.push(with_causes(&e));
                     break;
                 }
             }
         }
         log_bytes += reader.offset().saturating_sub(HEADER_LEN as u64);
         entries.push(count);
+    }
+    let noted = dir.join(PROBLEMS_FILE);
+    match std::fs::read_to_string(&noted) {
+        Ok(text) => problems.extend(text.lines().map(str::to_owned)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(RecordError::io("read", &noted)(e)),
     }
     let header = TraceHeader {
         magic: HEADER_MAGIC.into(),
@@ -246,11 +261,25 @@ fn finalise(dir: &Path, facts: FinalFacts) -> Result<TraceHeader, RecordError> {
     };
     header.write(&dir.join(HEADER_FILE))?;
     let version = dir.join(VERSION_FILE);
-    std::fs::write(&version, format!("{FORMAT_VERSION}\n")).map_err(RecordError::io(&version))?;
+    std::fs::write(&version, format!("{FORMAT_VERSION}\n"))
+        .map_err(RecordError::io("write", &version))?;
     let incomplete = dir.join(INCOMPLETE_FILE);
-    std::fs::remove_file(&incomplete).map_err(RecordError::io(&incomplete))?;
+    std::fs::remove_file(&incomplete).map_err(RecordError::io("remove", &incomplete))?;
     update_latest(dir)?;
     Ok(header)
+}
+
+/// `err` followed by its causes, joined by ": ": an I/O error's message
+/// names the file and leaves the reason to its source.
+fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut cause = err.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
 }
 
 /// The GNU build-id of the executable, or a hash of its bytes.
@@ -265,10 +294,7 @@ fn program_id(program: &Path) -> String {
             id.iter().map(|b| format!("{b:02x}")).collect::<String>()
         );
     }
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in &bytes {
-        h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
-    }
+    let h = rr_lite_trace::codec::checksum::fnv1a(&bytes);
     format!("fnv1a:{h:016x}")
 }
 
@@ -276,12 +302,12 @@ fn program_id(program: &Path) -> String {
 /// over the old one).
 fn update_latest(dir: &Path) -> Result<(), RecordError> {
     let base = default_base_dir();
-    std::fs::create_dir_all(&base).map_err(RecordError::io(&base))?;
+    std::fs::create_dir_all(&base).map_err(RecordError::io("create", &base))?;
     let link = base.join(LATEST_LINK);
     let tmp = base.join(format!(".{LATEST_LINK}.{}", std::process::id()));
     let _ = std::fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(dir, &tmp).map_err(RecordError::io(&tmp))?;
-    std::fs::rename(&tmp, &link).map_err(RecordError::io(&link))
+    std::os::unix::fs::symlink(dir, &tmp).map_err(RecordError::io("create", &tmp))?;
+    std::fs::rename(&tmp, &link).map_err(RecordError::io("move into place", &link))
 }
 
 #[cfg(test)]

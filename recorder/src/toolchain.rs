@@ -60,10 +60,51 @@ pub fn is_compile_only(args: &[OsString]) -> bool {
     })
 }
 
-/// The flags rr-lite adds to a compiler invocation.
+/// Options whose value is the next argument (not an input file).
+const OPTIONS_WITH_VALUE: &[&str] = &[
+    "-o",
+    "-I",
+    "-L",
+    "-D",
+    "-U",
+    "-include",
+    "-imacros",
+    "-isystem",
+    "-idirafter",
+    "-iquote",
+    "-x",
+    "-MF",
+    "-MT",
+    "-MQ",
+    "-Xlinker",
+    "-Xassembler",
+    "-Xpreprocessor",
+    "-T",
+    "-u",
+    "-e",
+    "-z",
+    "-aux-info",
+    "--param",
+];
+
+/// True when the invocation names an input file (`-` is standard input).
+pub fn has_input(args: &[OsString]) -> bool {
+    let mut value_next = false;
+    args.iter().any(|a| {
+        let was_value = std::mem::replace(
+            &mut value_next,
+            OPTIONS_WITH_VALUE.iter().any(|o| a == OsStr::new(o)),
+        );
+        !was_value && (a == OsStr::new("-") || !a.to_string_lossy().starts_with('-'))
+    })
+}
+
+/// The flags rr-lite adds to a compiler invocation. Without an input file
+/// nothing is linked (`cc --version`, or a mistake the compiler reports as
+/// it would without rr-lite): no link flags, which would make it link.
 pub fn added_flags(args: &[OsString], clang: bool, runtime_dir: &std::path::Path) -> Vec<OsString> {
     let mut flags: Vec<OsString> = vec!["-fsanitize=thread".into()];
-    if !is_compile_only(args) {
+    if !is_compile_only(args) && has_input(args) {
         let mut lib_dir = OsString::from("-L");
         lib_dir.push(runtime_dir);
         let mut rpath = OsString::from("-Wl,-rpath,");
@@ -93,6 +134,15 @@ mod tests {
 
     fn args(a: &[&str]) -> Vec<OsString> {
         a.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn inputs_are_told_from_option_values() {
+        assert!(has_input(&args(&["-O2", "x.c"])));
+        assert!(has_input(&args(&["-o", "out", "-"])));
+        assert!(!has_input(&args(&["-o", "out", "-I", "inc"])));
+        assert!(!has_input(&args(&["--version"])));
+        assert!(!has_input(&args(&[])));
     }
 
     #[test]

@@ -1,13 +1,16 @@
-//! Replays a recorded run. `plans` turns the splitter's per-thread logs (or,
-//! for sequential replay, the global order) and the recorded results into
-//! per-thread replay plans the runtime maps in place; `session` runs the
+//! Replays a recorded run. `plans` turns the splitter's per-thread logs and
+//! the recorded results into per-thread replay plans the runtime maps in
+//! place (sequential replay's total order from `runs`); `session` runs the
 //! program as recorded (same path, argv, cwd, environment, ASLR off) with
 //! the runtime in replay mode, watches the shared state for a deadlock, and
 //! reads back how it ended: the program's status, a divergence, or a
 //! deadlock, with the details for a report.
 
+#![forbid(unsafe_code)]
+
 mod error;
 pub mod plans;
+mod runs;
 pub mod session;
 
 pub use error::ReplayError;

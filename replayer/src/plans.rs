@@ -5,19 +5,22 @@
 //!   event whose recorded result replay needs (thread ids, trylock and wait
 //!   results, random and time values, heap addresses to check);
 //! - verify: the same plus a check of every event's kind and address;
-//! - sequential: every event, with its global sequence number.
+//! - sequential: the parallel points, plus the start of each run of the
+//!   total order (`crate::runs`) with its turn: a thread waits for its turn
+//!   at the start of a run and passes it on at the end.
 
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
-use rr_lite_splitter::{Notify, SplitOptions, ThreadLog};
+use rr_lite_splitter::{NoProgress, Notify, SplitOptions, ThreadLog};
 use rr_lite_trace::plan::{
     PlanMode, PlanPoint, PlanVariant, PlanWriter, flags, plan_name, replay_needs_payload,
 };
 use rr_lite_trace::{ACCESS_HASH_SEED, EventKind, RecordedEvent, TraceDir, fold_access_hash};
 
 use crate::ReplayError;
+use crate::runs::ThreadSchedule;
 
 type Writer = PlanWriter<BufWriter<File>>;
 
@@ -25,39 +28,46 @@ type Writer = PlanWriter<BufWriter<File>>;
 const COMPLETE_FILE: &str = "complete";
 
 /// Returns the directory of up-to-date plans of `variant`, building them
-/// (and the split, if the trace has not been split yet) when needed.
-pub fn ensure_plans(trace: &TraceDir, variant: PlanVariant) -> Result<PathBuf, ReplayError> {
-    let dir = trace.path().join(variant.dir_name());
+/// (and the split, if the trace has not been split yet) when needed: in the
+/// trace, or in `session` (the replay's own directory) for plans that are
+/// not kept (`PlanVariant::kept_in_trace`).
+pub fn ensure_plans(
+    trace: &TraceDir,
+    variant: PlanVariant,
+    session: &Path,
+) -> Result<PathBuf, ReplayError> {
+    let home = if variant.kept_in_trace() {
+        trace.path()
+    } else {
+        session
+    };
+    let dir = home.join(variant.dir_name());
     let split_stamp = trace
         .path()
         .join(rr_lite_splitter::SPLIT_DIR)
         .join("stats.json");
-    if variant != PlanVariant::Sequential && !split_stamp.exists() {
-        rr_lite_splitter::split_trace(trace, &SplitOptions::default(), None)?;
+    if !split_stamp.exists() {
+        rr_lite_splitter::split_trace(trace, &SplitOptions::default(), &NoProgress)?;
     }
-    if is_fresh(
-        &dir,
-        (variant != PlanVariant::Sequential).then_some(split_stamp.as_path()),
-    ) {
+    if is_fresh(&dir, Some(split_stamp.as_path())) {
         return Ok(dir);
     }
-    let tmp = trace
-        .path()
-        .join(format!("{}.tmp{}", variant.dir_name(), std::process::id()));
+    let tmp = home.join(format!("{}.tmp{}", variant.dir_name(), std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).map_err(ReplayError::io(&tmp))?;
+    std::fs::create_dir_all(&tmp).map_err(ReplayError::io("create", &tmp))?;
     let built = match variant {
         PlanVariant::Sequential => build_sequential(trace, &tmp),
-        PlanVariant::Parallel => build_parallel(trace, &tmp, false),
-        PlanVariant::Verify => build_parallel(trace, &tmp, true),
+        PlanVariant::Parallel => build_parallel(trace, &tmp, false).map(drop),
+        PlanVariant::Verify => build_parallel(trace, &tmp, true).map(drop),
     };
     if let Err(e) = built {
         let _ = std::fs::remove_dir_all(&tmp);
         return Err(e);
     }
-    std::fs::write(tmp.join(COMPLETE_FILE), "").map_err(ReplayError::io(&tmp))?;
+    std::fs::write(tmp.join(COMPLETE_FILE), "")
+        .map_err(ReplayError::io("write", tmp.join(COMPLETE_FILE)))?;
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::rename(&tmp, &dir).map_err(ReplayError::io(&dir))?;
+    std::fs::rename(&tmp, &dir).map_err(ReplayError::io("move into place", &dir))?;
     Ok(dir)
 }
 
@@ -72,8 +82,8 @@ fn is_fresh(dir: &Path, source: Option<&Path>) -> bool {
 
 fn create_writer(dir: &Path, thread: u32, mode: PlanMode) -> Result<Writer, ReplayError> {
     let path = dir.join(plan_name(thread));
-    let file = File::create(&path).map_err(ReplayError::io(&path))?;
-    PlanWriter::new(BufWriter::new(file), thread, mode).map_err(ReplayError::io(path))
+    let file = File::create(&path).map_err(ReplayError::io("create", &path))?;
+    PlanWriter::new(BufWriter::new(file), thread, mode).map_err(ReplayError::io("write", path))
 }
 
 fn finish_writer(
@@ -84,11 +94,13 @@ fn finish_writer(
     hash: u64,
 ) -> Result<(), ReplayError> {
     let path = dir.join(plan_name(thread));
-    let out = w.finish(accesses, hash).map_err(ReplayError::io(&path))?;
+    let out = w
+        .finish(accesses, hash)
+        .map_err(ReplayError::io("write", &path))?;
     out.into_inner()
-        .map_err(|e| ReplayError::io(&path)(e.into_error()))?
+        .map_err(|e| ReplayError::io("write", &path)(e.into_error()))?
         .sync_all()
-        .map_err(ReplayError::io(path))
+        .map_err(ReplayError::io("write", path))
 }
 
 /// The point for a recorded event: checked, with its result when replay
@@ -110,7 +122,17 @@ fn point_for(e: &RecordedEvent) -> PlanPoint {
     p
 }
 
-fn build_parallel(trace: &TraceDir, dir: &Path, verify_all: bool) -> Result<(), ReplayError> {
+/// One thread's plan before it is written: its points, event count and
+/// access hash, and whether its last event ends the process.
+#[derive(Debug, Default)]
+struct ThreadPoints {
+    points: Vec<PlanPoint>,
+    count: u64,
+    hash: u64,
+    ends_process: bool,
+}
+
+fn read_logs(trace: &TraceDir) -> Result<Vec<ThreadLog>, ReplayError> {
     let logs: Vec<ThreadLog> = rr_lite_splitter::read_split(trace.path())?;
     if logs.len() != trace.threads() as usize {
         return Err(ReplayError::SplitMismatch {
@@ -118,78 +140,146 @@ fn build_parallel(trace: &TraceDir, dir: &Path, verify_all: bool) -> Result<(), 
             what: format!("{} replay logs for {} threads", logs.len(), trace.threads()),
         });
     }
+    Ok(logs)
+}
+
+/// The parallel points of thread `t` (sync points and recorded results;
+/// every event when `verify_all`), handed one by one to `emit`.
+fn parallel_points(
+    trace: &TraceDir,
+    t: u32,
+    log: &ThreadLog,
+    verify_all: bool,
+    mut emit: impl FnMut(PlanPoint) -> Result<(), ReplayError>,
+) -> Result<ThreadPoints, ReplayError> {
+    let mut sync = log.sync_points.iter().peekable();
+    let mut summary = ThreadPoints {
+        hash: ACCESS_HASH_SEED,
+        ..ThreadPoints::default()
+    };
+    for e in trace.thread_events(t)? {
+        let e = e?;
+        summary.count += 1;
+        summary.hash = fold_access_hash(summary.hash, e.kind, e.addr);
+        summary.ends_process = matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal);
+        let sync_point = sync.next_if(|s| s.index == e.index);
+        if sync_point.is_none() && !verify_all && !replay_needs_payload(e.kind) {
+            continue;
+        }
+        let mut p = point_for(&e);
+        if let Some(s) = sync_point {
+            // A wait on the thread itself is implied by program order.
+            p.waits = s
+                .waits
+                .iter()
+                .filter(|w| w.thread != t)
+                .map(|w| (w.thread, w.index))
+                .collect();
+            if s.notify != Notify::None {
+                p.flags |= flags::NOTIFY;
+            }
+        }
+        emit(p)?;
+    }
+    if let Some(s) = sync.next() {
+        return Err(ReplayError::SplitMismatch {
+            path: trace.path().to_path_buf(),
+            what: format!(
+                "thread {t} has a sync point at event {} past its last event",
+                s.index
+            ),
+        });
+    }
+    Ok(summary)
+}
+
+fn build_parallel(trace: &TraceDir, dir: &Path, verify_all: bool) -> Result<(), ReplayError> {
+    let logs = read_logs(trace)?;
     for (t, log) in (0..trace.threads()).zip(&logs) {
         let mut writer = create_writer(dir, t, PlanMode::Parallel)?;
-        let mut sync = log.sync_points.iter().peekable();
-        let (mut count, mut hash) = (0u64, ACCESS_HASH_SEED);
-        for e in trace.thread_events(t)? {
-            let e = e?;
-            count += 1;
-            hash = fold_access_hash(hash, e.kind, e.addr);
-            let sync_point = sync.next_if(|s| s.index == e.index);
-            if sync_point.is_none() && !verify_all && !replay_needs_payload(e.kind) {
-                continue;
-            }
-            let mut p = point_for(&e);
-            if let Some(s) = sync_point {
-                // A wait on the thread itself is implied by program order.
-                p.waits = s
-                    .waits
-                    .iter()
-                    .filter(|w| w.thread != t)
-                    .map(|w| (w.thread, w.index))
-                    .collect();
-                if s.notify != Notify::None {
-                    p.flags |= flags::NOTIFY;
-                }
-            }
+        let summary = parallel_points(trace, t, log, verify_all, |p| {
             writer
                 .push(&p)
-                .map_err(ReplayError::io(dir.join(plan_name(t))))?;
-        }
-        if let Some(s) = sync.next() {
-            return Err(ReplayError::SplitMismatch {
-                path: trace.path().to_path_buf(),
-                what: format!(
-                    "thread {t} has a sync point at event {} past its last event",
-                    s.index
-                ),
-            });
-        }
-        finish_writer(dir, t, writer, count, hash)?;
+                .map_err(ReplayError::io("write", dir.join(plan_name(t))))
+        })?;
+        finish_writer(dir, t, writer, summary.count, summary.hash)?;
     }
     Ok(())
 }
 
+/// Sequential plans: the parallel points (the dependency waits still hold,
+/// so a run cut short by a blocking call cannot reorder anything that
+/// conflicts) with the start of each run of the total order marked with its
+/// turn. A last process exit or fatal signal takes no turn: the runtime makes
+/// it wait for every other thread instead.
 fn build_sequential(trace: &TraceDir, dir: &Path) -> Result<(), ReplayError> {
-    let threads = trace.threads();
-    let mut writers = (0..threads)
-        .map(|t| create_writer(dir, t, PlanMode::Sequential))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut counts = vec![(0u64, ACCESS_HASH_SEED); threads as usize];
-    // The end of the process (exit, fatal signal) takes no turn: the other
-    // threads' events after it in the merged order ran before the process
-    // died, and the runtime makes it wait for them instead.
-    let mut turn = 0u64;
-    for ordered in trace.global_order()? {
-        let ordered = ordered?;
-        let e = ordered.event;
-        let t = e.thread as usize;
-        let (count, hash) = &mut counts[t];
-        *count += 1;
-        *hash = fold_access_hash(*hash, e.kind, e.addr);
-        let mut p = point_for(&e);
-        if !matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal) {
-            p.seq = turn;
-            p.flags |= flags::SEQUENCED;
-            turn += 1;
-        }
-        writers[t]
-            .push(&p)
-            .map_err(ReplayError::io(dir.join(plan_name(e.thread))))?;
+    let logs = read_logs(trace)?;
+    let mut threads = Vec::with_capacity(logs.len());
+    for (t, log) in (0..trace.threads()).zip(&logs) {
+        let mut points = Vec::new();
+        let mut summary = parallel_points(trace, t, log, false, |p| {
+            points.push(p);
+            Ok(())
+        })?;
+        summary.points = points;
+        threads.push(summary);
     }
-    for ((t, w), (count, hash)) in (0..threads).zip(writers).zip(counts) {
-        finish_writer(dir, t, w, count, hash)?;
+    let schedule: Vec<ThreadSchedule> = threads
+        .iter()
+        .map(|th| ThreadSchedule {
+            events: th.count - u64::from(th.ends_process),
+            points: th
+                .points
+                .iter()
+                .filter(|p| !p.waits.is_empty())
+                .map(|p| (p.index, p.waits.clone()))
+                .collect(),
+        })
+        .collect();
+    let runs = crate::runs::linearise(&schedule).map_err(|stuck| ReplayError::SplitMismatch {
+        path: trace.path().to_path_buf(),
+        what: format!(
+            "no total order meets the dependencies (thread {} at event {})",
+            stuck.thread, stuck.index
+        ),
+    })?;
+    for ((t, th), starts) in (0..trace.threads()).zip(threads).zip(runs) {
+        let mut writer = create_writer(dir, t, PlanMode::Sequential)?;
+        for p in with_run_starts(th.points, &starts) {
+            writer
+                .push(&p)
+                .map_err(ReplayError::io("write", dir.join(plan_name(t))))?;
+        }
+        finish_writer(dir, t, writer, th.count, th.hash)?;
     }
     Ok(())
+}
+
+/// `points` with each run start `(index, turn)` marked SEQUENCED (a new,
+/// unchecked point where there was none), sorted by index.
+fn with_run_starts(points: Vec<PlanPoint>, starts: &[(u64, u64)]) -> Vec<PlanPoint> {
+    let mut merged = Vec::with_capacity(points.len() + starts.len());
+    let mut starts = starts.iter().peekable();
+    for mut p in points {
+        while let Some(&&(index, turn)) = starts.peek().filter(|s| s.0 < p.index) {
+            merged.push(run_start(index, turn));
+            starts.next();
+        }
+        if let Some(&(_, turn)) = starts.next_if(|s| s.0 == p.index) {
+            p.seq = turn;
+            p.flags |= flags::SEQUENCED;
+        }
+        merged.push(p);
+    }
+    merged.extend(starts.map(|&(index, turn)| run_start(index, turn)));
+    merged
+}
+
+fn run_start(index: u64, turn: u64) -> PlanPoint {
+    PlanPoint {
+        index,
+        seq: turn,
+        flags: flags::SEQUENCED,
+        ..PlanPoint::default()
+    }
 }

@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use rr_lite_recorder::process::{Tick, disable_aslr_for_children, supervise};
-use rr_lite_trace::plan::{
-    Divergence, PlanVariant, SESSION_ENV, STATE_FILE, STATE_MAGIC, ThreadStatus, session_dir_name,
-    state,
+use rr_lite_supervise::{StdinSource, Tick, disable_aslr_for_children, supervise};
+use rr_lite_trace::plan::{PlanVariant, SESSION_ENV, session_dir_name};
+use rr_lite_trace::state::{
+    Divergence, ProgressSnapshot, STATE_FILE, StateSnapshot, ThreadStatus, new_state_file,
 };
 use rr_lite_trace::{EventKind, ProgramEnding, RecordedEvent, TraceDir};
 
@@ -83,70 +83,89 @@ pub struct DeadlockReport {
     pub cycle: Vec<u32>,
 }
 
-/// A snapshot of the state file.
-struct State(Vec<u8>);
+/// A snapshot of the state file, with what the watchdog asks of it.
+struct State(StateSnapshot);
 
 impl State {
     fn read(path: &Path) -> Option<State> {
         std::fs::read(path)
             .ok()
-            .filter(|b| b.len() >= state::HEADER_LEN)
+            .and_then(|b| StateSnapshot::parse(&b))
             .map(State)
     }
 
-    fn u32_at(&self, at: usize) -> u32 {
-        self.0
-            .get(at..at + 4)
-            .map_or(0, |b| u32::from_le_bytes(b.try_into().unwrap_or([0; 4])))
-    }
-
-    fn u64_at(&self, at: usize) -> u64 {
-        self.0
-            .get(at..at + 8)
-            .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
-    }
-
-    fn threads(&self) -> u32 {
-        self.u32_at(state::THREADS)
-    }
-
     fn status(&self, t: u32) -> u32 {
-        self.u32_at(state::slot(t) + state::STATUS)
+        self.0.thread(t).status
     }
 
     /// Sum of all progress counters (changes whenever anything completes).
     fn progress(&self) -> u64 {
-        let turn = self.u64_at(state::TURN);
-        (0..self.threads()).fold(turn, |acc, t| {
-            acc.wrapping_add(self.u64_at(state::slot(t) + state::DONE))
-                .wrapping_add(self.u64_at(state::slot(t) + state::INDEX))
+        (0..self.0.threads()).fold(self.0.turn(), |acc, t| {
+            let slot = self.0.thread(t);
+            acc.wrapping_add(slot.done).wrapping_add(slot.index)
         })
+    }
+
+    /// Statuses of the started, unfinished threads.
+    fn live_statuses(&self) -> Vec<u32> {
+        (0..self.0.threads())
+            .map(|t| self.status(t))
+            .filter(|&s| s != ThreadStatus::NotStarted as u32 && s != ThreadStatus::Exited as u32)
+            .collect()
     }
 
     /// Every started, unfinished thread has done all its recorded events.
     fn all_at_end(&self) -> bool {
-        let live: Vec<u32> = (0..self.threads())
-            .map(|t| self.status(t))
-            .filter(|&s| s != ThreadStatus::NotStarted as u32 && s != ThreadStatus::Exited as u32)
-            .collect();
+        let live = self.live_statuses();
         !live.is_empty() && live.iter().all(|&s| s == ThreadStatus::AtEnd as u32)
     }
 
     /// No started, unfinished thread runs: each is parked in a replay
-    /// wait, blocked in a real call, or past its recorded end.
+    /// wait, blocked in a real call, or past its recorded end; or, when at
+    /// least one is parked in a replay wait, asleep in a call the runtime
+    /// does not see (a raw futex in an uninstrumented library), which the
+    /// status word cannot show.
     fn all_waiting(&self) -> bool {
-        let stuck = [
-            ThreadStatus::Waiting,
-            ThreadStatus::Blocked,
-            ThreadStatus::AtEnd,
-        ]
-        .map(|s| s as u32);
-        let live: Vec<u32> = (0..self.threads())
-            .map(|t| self.status(t))
-            .filter(|&s| s != ThreadStatus::NotStarted as u32 && s != ThreadStatus::Exited as u32)
+        let live: Vec<ProgressSnapshot> = (0..self.0.threads())
+            .map(|t| self.0.thread(t))
+            .filter(|p| {
+                p.status != ThreadStatus::NotStarted as u32
+                    && p.status != ThreadStatus::Exited as u32
+            })
             .collect();
-        !live.is_empty() && live.iter().all(|s| stuck.contains(s))
+        let replay_wait = live
+            .iter()
+            .any(|p| p.status == ThreadStatus::Waiting as u32);
+        !live.is_empty()
+            && live
+                .iter()
+                .all(|p| is_stuck(p.status) || (replay_wait && asleep_in_kernel(p.kernel_tid)))
     }
+}
+
+/// Thread `tid` sleeps in the kernel (state `S` in /proc/TID/stat).
+fn asleep_in_kernel(tid: u32) -> bool {
+    if tid == 0 {
+        return false;
+    }
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{tid}/stat")) else {
+        return false;
+    };
+    // "tid (comm) S ...": the command may hold spaces and parentheses.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.trim_start().chars().next())
+        == Some('S')
+}
+
+/// A status in which a thread makes no progress by itself.
+fn is_stuck(status: u32) -> bool {
+    [
+        ThreadStatus::Waiting,
+        ThreadStatus::Blocked,
+        ThreadStatus::AtEnd,
+    ]
+    .iter()
+    .any(|&s| s as u32 == status)
 }
 
 fn new_session_id() -> String {
@@ -158,18 +177,8 @@ fn new_session_id() -> String {
 
 /// Writes the zeroed state file the runtime maps.
 fn create_state(path: &Path, entries: &[u64], variant: PlanVariant) -> Result<(), ReplayError> {
-    let threads = entries.len() as u32;
-    let mut bytes = vec![0u8; state::len(threads)];
-    for (t, n) in (0..threads).zip(entries) {
-        let at = state::slot(t) + state::RECORDED;
-        bytes[at..at + 8].copy_from_slice(&n.to_le_bytes());
-    }
-    bytes[..8].copy_from_slice(&STATE_MAGIC);
-    bytes[8..10].copy_from_slice(&rr_lite_trace::plan::PLAN_VERSION.to_le_bytes());
-    bytes[state::THREADS..state::THREADS + 4].copy_from_slice(&threads.to_le_bytes());
-    bytes[state::PLAN_VARIANT..state::PLAN_VARIANT + 4]
-        .copy_from_slice(&(variant as u32).to_le_bytes());
-    std::fs::write(path, bytes).map_err(ReplayError::io(path))
+    std::fs::write(path, new_state_file(entries, variant as u32))
+        .map_err(ReplayError::io("write", path))
 }
 
 /// The recorded environment, in replay mode for this session.
@@ -193,15 +202,33 @@ impl Drop for SessionDir {
     }
 }
 
+/// The program's standard input: the bytes it read while recording, fed
+/// through a pipe as then (traces from before rr-lite saved them: the
+/// replayer's own).
+fn recorded_stdin(trace: &TraceDir) -> Result<StdinSource, ReplayError> {
+    let path = trace.path().join(rr_lite_trace::dir::STDIN_FILE);
+    match std::fs::File::open(&path) {
+        Ok(file) => Ok(StdinSource::Replay(file)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(StdinSource::Inherit),
+        Err(source) => Err(ReplayError::io("open", &path)(source)),
+    }
+}
+
 /// Replays a trace.
 pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome, ReplayError> {
     let header = trace.header().ok_or_else(|| ReplayError::NotReplayable {
         path: trace.path().to_path_buf(),
     })?;
-    ensure_plans(trace, options.variant)?;
+    if !header.ok {
+        return Err(ReplayError::Incomplete {
+            path: trace.path().to_path_buf(),
+            problems: header.problems.clone(),
+        });
+    }
     let session = new_session_id();
     let session_dir = SessionDir(trace.path().join(session_dir_name(&session)));
-    std::fs::create_dir_all(&session_dir.0).map_err(ReplayError::io(&session_dir.0))?;
+    std::fs::create_dir_all(&session_dir.0).map_err(ReplayError::io("create", &session_dir.0))?;
+    ensure_plans(trace, options.variant, &session_dir.0)?;
     let state_path = session_dir.0.join(STATE_FILE);
     create_state(&state_path, &header.entries, options.variant)?;
 
@@ -222,36 +249,42 @@ pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome
         ProgramEnding::Signaled { signal } => Some(signal),
         ProgramEnding::Exited { .. } => None,
     };
-    let ending = supervise(&mut cmd, &header.program, TICK, || {
-        let Some(s) = State::read(&state_path) else {
-            return Tick::Continue;
-        };
-        // The recording ended by a signal from outside (Ctrl-C, kill): once
-        // every thread is where it was then, end the replay the same way.
-        if let Some(signal) = recorded_signal.filter(|_| !signalled && s.all_at_end()) {
-            signalled = true;
-            return Tick::Signal(signal);
-        }
-        let progress = s.progress();
-        if progress != last_progress.0 || !s.all_waiting() {
-            last_progress = (progress, Instant::now());
-            return Tick::Continue;
-        }
-        if last_progress.1.elapsed() < options.watchdog {
-            return Tick::Continue;
-        }
-        deadlock = Some(s);
-        Tick::Kill
-    })?;
+    let exit_status = supervise(
+        &mut cmd,
+        &header.program,
+        recorded_stdin(trace)?,
+        TICK,
+        || {
+            let Some(s) = State::read(&state_path) else {
+                return Tick::Continue;
+            };
+            // The recording ended by a signal from outside (Ctrl-C, kill): once
+            // every thread is where it was then, end the replay the same way.
+            if let Some(signal) = recorded_signal.filter(|_| !signalled && s.all_at_end()) {
+                signalled = true;
+                return Tick::Signal(signal);
+            }
+            let progress = s.progress();
+            if progress != last_progress.0 || !s.all_waiting() {
+                last_progress = (progress, Instant::now());
+                return Tick::Continue;
+            }
+            if last_progress.1.elapsed() < options.watchdog {
+                return Tick::Continue;
+            }
+            deadlock = Some(s);
+            Tick::Kill
+        },
+    )?;
 
     if let Some(s) = deadlock {
         return Ok(ReplayOutcome::Deadlocked(deadlock_report(trace, &s)));
     }
     let final_state = State::read(&state_path);
-    if let Some(s) = final_state.filter(|s| s.u32_at(state::DIVERGED) != 0) {
+    if let Some(s) = final_state.filter(|s| s.0.diverged().is_some()) {
         return Ok(ReplayOutcome::Diverged(divergence_report(trace, &s)));
     }
-    Ok(ReplayOutcome::Finished(ending))
+    Ok(ReplayOutcome::Finished(ProgramEnding::from(exit_status)))
 }
 
 /// The recorded event `index` of thread `t`, if there is one.
@@ -261,48 +294,36 @@ fn recorded_event(trace: &TraceDir, t: u32, index: u64) -> Option<RecordedEvent>
 }
 
 fn divergence_report(trace: &TraceDir, s: &State) -> DivergenceReport {
-    let what = Divergence::from_code(s.u32_at(state::DIVERGED)).unwrap_or(Divergence::Event);
-    let thread = s.u64_at(state::DIV_THREAD) as u32;
-    let index = s.u64_at(state::DIV_INDEX);
+    let what = s.0.diverged().unwrap_or(Divergence::Event);
+    let d = s.0.divergence();
     DivergenceReport {
         what,
-        thread,
-        index,
-        expected: recorded_event(trace, thread, index),
-        actual_kind: EventKind::from_code(s.u32_at(state::DIV_ACTUAL_KIND) as u8),
-        actual_addr: s.u64_at(state::DIV_ACTUAL_ADDR),
-        actual_site: s.u64_at(state::DIV_ACTUAL_SITE),
-        expected_value: s.u64_at(state::DIV_EXPECTED_VALUE),
-        actual_value: s.u64_at(state::DIV_ACTUAL_VALUE),
+        thread: d.thread,
+        index: d.index,
+        expected: recorded_event(trace, d.thread, d.index),
+        actual_kind: EventKind::from_code(d.actual_kind),
+        actual_addr: d.actual_addr,
+        actual_site: d.actual_site,
+        expected_value: d.expected_value,
+        actual_value: d.actual_value,
     }
 }
 
 fn deadlock_report(trace: &TraceDir, s: &State) -> DeadlockReport {
-    let waits: Vec<WaitEdge> = (0..s.threads())
-        .filter(|&t| {
-            let status = s.status(t);
-            [
-                ThreadStatus::Waiting,
-                ThreadStatus::Blocked,
-                ThreadStatus::AtEnd,
-            ]
-            .iter()
-            .any(|&w| w as u32 == status)
-        })
+    let waits: Vec<WaitEdge> = (0..s.0.threads())
+        .filter(|&t| is_stuck(s.status(t)))
         .map(|t| {
-            let slot = state::slot(t);
-            let waited = s.u32_at(slot + state::WAIT_THREAD);
-            let index = s.u64_at(slot + state::WAIT_INDEX);
-            let at_index = s.u64_at(slot + state::INDEX);
-            let status = s.status(t);
-            let real_call = status == ThreadStatus::Blocked as u32;
-            let at_end = status == ThreadStatus::AtEnd as u32;
+            let slot = s.0.thread(t);
+            let real_call = slot.status == ThreadStatus::Blocked as u32;
+            let at_end = slot.status == ThreadStatus::AtEnd as u32;
+            let waiting = !real_call && !at_end;
             WaitEdge {
                 thread: t,
-                at_index,
-                next_event: recorded_event(trace, t, at_index),
-                waits_for: (!real_call && !at_end && waited != u32::MAX).then_some((waited, index)),
-                turn: (!real_call && !at_end && waited == u32::MAX).then_some(index),
+                at_index: slot.index,
+                next_event: recorded_event(trace, t, slot.index),
+                waits_for: (waiting && slot.wait_thread != u32::MAX)
+                    .then_some((slot.wait_thread, slot.wait_index)),
+                turn: (waiting && slot.wait_thread == u32::MAX).then_some(slot.wait_index),
                 blocked_in_call: real_call,
                 at_end,
             }

@@ -16,37 +16,26 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 /// space"). With ASLR off, Linux places the program's mappings near the top
 /// of the address space and its heap after the executable near 0x5555...,
 /// so this range stays free.
-pub const PRIVATE_REGION: usize = 0x6000_0000_0000;
+pub(crate) const PRIVATE_REGION: usize = 0x6000_0000_0000;
 const ARENA_BASE: usize = PRIVATE_REGION;
 const ARENA_LEN: usize = 1 << 30;
 /// Log chunks and replay logs are mapped after the arena.
-pub const MAPPING_REGION: usize = PRIVATE_REGION + ARENA_LEN;
+pub(crate) const MAPPING_REGION: usize = PRIVATE_REGION + ARENA_LEN;
 
 /// Maps `len` bytes at the next free address of the mapping region (never
 /// overlapping anything else: MAP_FIXED_NOREPLACE). Returns null on failure.
-pub fn map_private(len: usize, prot: i32, flags: i32, fd: i32, offset: i64) -> *mut u8 {
+pub(crate) fn map_private(len: usize, prot: i32, flags: i32, fd: i32, offset: i64) -> *mut u8 {
     static CURSOR: AtomicUsize = AtomicUsize::new(MAPPING_REGION);
     for _ in 0..64 {
         let at = CURSOR.fetch_add(len, Ordering::Relaxed);
-        // SAFETY: MAP_FIXED_NOREPLACE never replaces an existing mapping; the
-        // kernel checks the arguments.
-        let p = unsafe {
-            libc::mmap(
-                at as *mut _,
-                len,
-                prot,
-                flags | libc::MAP_FIXED_NOREPLACE,
-                fd,
-                offset,
-            )
-        };
+        // MAP_FIXED_NOREPLACE never replaces an existing mapping.
+        let p = crate::sys::mmap_raw(at, len, prot, flags | libc::MAP_FIXED_NOREPLACE, fd, offset);
         if p != libc::MAP_FAILED && p as usize == at {
             return p.cast();
         }
         if p != libc::MAP_FAILED {
             // An old kernel took the address as a hint only: give it back.
-            // SAFETY: `p` is the mapping just created, of `len` bytes.
-            unsafe { libc::munmap(p, len) };
+            crate::sys::munmap_raw(p, len);
         }
     }
     core::ptr::null_mut()
@@ -54,32 +43,26 @@ pub fn map_private(len: usize, prot: i32, flags: i32, fd: i32, offset: i64) -> *
 
 /// Reserves `len` bytes of address space at `base` (read-write, committed
 /// only when touched). Fails rather than replace an existing mapping.
-pub fn reserve_fixed(base: usize, len: usize) -> bool {
-    // SAFETY: MAP_FIXED_NOREPLACE never replaces a mapping; the kernel
-    // checks the arguments.
-    let p = unsafe {
-        libc::mmap(
-            base as *mut _,
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE
-                | libc::MAP_ANONYMOUS
-                | libc::MAP_NORESERVE
-                | libc::MAP_FIXED_NOREPLACE,
-            -1,
-            0,
-        )
-    };
+pub(crate) fn reserve_fixed(base: usize, len: usize) -> bool {
+    // MAP_FIXED_NOREPLACE never replaces a mapping.
+    let p = crate::sys::mmap_raw(
+        base,
+        len,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED_NOREPLACE,
+        -1,
+        0,
+    );
     p as usize == base
 }
 
 #[derive(Debug)]
-pub struct RuntimeAllocator {
+pub(crate) struct RuntimeAllocator {
     next: AtomicUsize,
 }
 
 impl RuntimeAllocator {
-    pub const fn new() -> RuntimeAllocator {
+    pub(crate) const fn new() -> RuntimeAllocator {
         RuntimeAllocator {
             next: AtomicUsize::new(0),
         }

@@ -26,7 +26,7 @@ core::arch::global_asm!(
 
 /// The calling thread's registered state, or null.
 #[inline(always)]
-pub fn current() -> *const ThreadState {
+pub(crate) fn current() -> *const ThreadState {
     let state: *const ThreadState;
     // SAFETY: reads this thread's own slot (defined above, 8 bytes in the
     // static TLS block) through the thread pointer; no memory is written.
@@ -43,7 +43,7 @@ pub fn current() -> *const ThreadState {
 }
 
 /// Stores the calling thread's state (at registration).
-pub fn set_current(state: *const ThreadState) {
+pub(crate) fn set_current(state: *const ThreadState) {
     // SAFETY: writes this thread's own slot through the thread pointer.
     unsafe {
         core::arch::asm!(

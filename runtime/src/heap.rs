@@ -75,15 +75,27 @@ static HEAP: Heap = Heap {
 };
 
 /// Reserves the range; called once at start-up in record and replay mode.
-pub fn reserve() -> bool {
+pub(crate) fn reserve() -> bool {
     let ok = crate::alloc::reserve_fixed(BASE, SPAN);
     HEAP.mapped.store(ok, Ordering::Release);
     ok
 }
 
-/// The heap serves allocations (record or replay mode, range reserved).
-pub fn active() -> bool {
-    HEAP.mapped.load(Ordering::Acquire) && crate::mode::active()
+/// Set in the child of a fork (which runs inert): the heap keeps serving
+/// it, since its blocks allocated before the fork are the heap's.
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+/// The heap serves allocations (record or replay mode, or a child forked
+/// from one; range reserved).
+pub(crate) fn active() -> bool {
+    HEAP.mapped.load(Ordering::Acquire) && (crate::mode::active() || FORKED.load(Ordering::Relaxed))
+}
+
+/// In the child of a fork (only the forking thread lives): keep serving,
+/// and release the lock if another thread of the parent held it.
+pub(crate) fn serve_forked_child() {
+    FORKED.store(true, Ordering::Relaxed);
+    HEAP.lock.store(false, Ordering::Release);
 }
 
 fn owns(p: usize) -> bool {
@@ -214,11 +226,11 @@ fn block_of(p: usize) -> usize {
     }
 }
 
-pub fn malloc(size: usize) -> *mut u8 {
+pub(crate) fn malloc(size: usize) -> *mut u8 {
     locked(|| allocate(size).map_or(0, |(p, _)| p)) as *mut u8
 }
 
-pub fn calloc(n: usize, size: usize) -> *mut u8 {
+pub(crate) fn calloc(n: usize, size: usize) -> *mut u8 {
     let Some(total) = n.checked_mul(size) else {
         return core::ptr::null_mut();
     };
@@ -234,7 +246,7 @@ pub fn calloc(n: usize, size: usize) -> *mut u8 {
 }
 
 /// Frees `p`; returns false if it is not from this heap (glibc's).
-pub fn free(p: *mut u8) -> bool {
+pub(crate) fn free(p: *mut u8) -> bool {
     let p = p as usize;
     if !owns(p) {
         return false;
@@ -244,7 +256,7 @@ pub fn free(p: *mut u8) -> bool {
 }
 
 /// Usable size of `p`, or None if it is not from this heap.
-pub fn usable_size(p: *mut u8) -> Option<usize> {
+pub(crate) fn usable_size(p: *mut u8) -> Option<usize> {
     let p = p as usize;
     owns(p).then(|| {
         let block = block_of(p);
@@ -252,7 +264,7 @@ pub fn usable_size(p: *mut u8) -> Option<usize> {
     })
 }
 
-pub fn realloc(p: *mut u8, size: usize) -> *mut u8 {
+pub(crate) fn realloc(p: *mut u8, size: usize) -> *mut u8 {
     if p.is_null() {
         return malloc(size);
     }
@@ -277,7 +289,7 @@ pub fn realloc(p: *mut u8, size: usize) -> *mut u8 {
 }
 
 /// Allocates `size` bytes aligned to `align` (a power of two).
-pub fn aligned(align: usize, size: usize) -> *mut u8 {
+pub(crate) fn aligned(align: usize, size: usize) -> *mut u8 {
     if align <= 16 {
         return malloc(size);
     }

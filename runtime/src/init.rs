@@ -41,7 +41,7 @@ fn lookup(envp: *const *const c_char, name: &core::ffi::CStr) -> Option<&'static
 /// gcc calls `__tsan_init` from the executable's `.preinit_array`, before
 /// libc has set `environ`: such a call is deferred to the next one.
 /// Only the first call that can see the environment does anything.
-pub fn initialise(argv: *const *const c_char, envp: *const *const c_char) {
+pub(crate) fn initialise(argv: *const *const c_char, envp: *const *const c_char) {
     let envp = if envp.is_null() {
         // SAFETY: reading libc's environ pointer (null before libc's init).
         unsafe { environ }
@@ -54,6 +54,11 @@ pub fn initialise(argv: *const *const c_char, envp: *const *const c_char) {
     let Some(requested) = lookup(envp, mode::MODE_ENV) else {
         return;
     };
+    if requested != b"record" && requested != b"replay" {
+        // Exec'd by a recorded or replayed program, whose counter trap the
+        // exec kept: read the counter normally.
+        crate::tsc::allow_reads();
+    }
     match requested {
         b"record" => start(Mode::Record, argv, envp),
         b"replay" => start(Mode::Replay, argv, envp),
@@ -75,8 +80,9 @@ fn start(mode: Mode, argv: *const *const c_char, envp: *const *const c_char) {
         return;
     };
     crate::real::resolve_all();
-    crate::interpose::mem::resolve_all();
+    crate::raw_memory::resolve_all();
     crate::own_code::locate();
+    load_unwinder();
     if mode == Mode::Replay && !open_replay_session(dir, envp) {
         // SAFETY: the replayer cannot run this program as recorded.
         unsafe { libc::_exit(rr_lite_trace::plan::DIVERGENCE_STATUS) };
@@ -87,11 +93,31 @@ fn start(mode: Mode, argv: *const *const c_char, envp: *const *const c_char) {
     if !crate::heap::reserve() {
         sys::warn(&[b"cannot reserve the heap range: heap addresses may differ at replay"]);
     }
+    crate::thread_end::create_exit_key();
     register_thread(mode, 0, NO_PARENT);
     install_fatal_signal_handlers();
+    if !crate::tsc::trap_reads() {
+        sys::warn(&[b"cannot trap rdtsc: time-stamp counter reads will differ at replay"]);
+    }
     // SAFETY: registering a handler that runs at exit with the status.
     unsafe { on_exit(at_exit, core::ptr::null_mut()) };
+    // SAFETY: registering a handler that runs in the child of a fork.
+    unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+    leave_children_inert(envp);
     mode::set(mode);
+}
+
+/// Loads the stack unwinder (libgcc_s) now, the same way in record and
+/// replay. glibc loads it on the first pthread_exit or cancellation, in
+/// whichever thread gets there first, and loading it allocates: a race
+/// the recorded order of allocations does not hold. Done here, before the
+/// mode is set, it is glibc's allocator that serves it and no thread races
+/// for it. glibc (2.34 and later) shares the loaded unwinder between
+/// backtrace() and thread exit, so one backtrace() does it.
+fn load_unwinder() {
+    let mut frame = [core::ptr::null_mut(); 1];
+    // SAFETY: backtrace writes at most one frame address into `frame`.
+    unsafe { libc::backtrace(frame.as_mut_ptr(), 1) };
 }
 
 /// Finds the session directory and maps the shared state.
@@ -109,11 +135,49 @@ fn open_replay_session(trace: &[u8], envp: *const *const c_char) -> bool {
     path[..trace.len()].copy_from_slice(trace);
     path[trace.len()..trace.len() + prefix.len()].copy_from_slice(prefix);
     path[trace.len() + prefix.len()..len].copy_from_slice(session);
-    if !mode::SESSION_DIR.set(&path[..len]) || !crate::replay::map_state(&path[..len]) {
+    if !mode::SESSION_DIR.set(&path[..len]) || !crate::replay::open_session(&path[..len]) {
         sys::warn(&[b"cannot open the replay session in the trace directory"]);
         return false;
     }
     true
+}
+
+/// The child of a fork is not the recorded (or replayed) process: it runs
+/// unrecorded, inert, so that it writes nothing into the parent's logs or
+/// replay state (record has noted the fork: see interpose/process.rs).
+/// Runs first among the child's fork handlers (registered at start-up,
+/// before the program's), with only the forking thread alive.
+extern "C" fn after_fork_in_child() {
+    mode::set(Mode::Inert);
+    // The counter trap is inherited, and kept across exec: the child, and
+    // whatever it execs, run normally.
+    crate::tsc::allow_reads();
+    crate::heap::serve_forked_child();
+    crate::descriptors::forget_holder();
+}
+
+/// Sets RR_LITE_MODE to "inert" in the process's own environment (in
+/// place, the same in record and replay), so that a program it starts
+/// (exec, system, popen) runs unrecorded instead of recording into, or
+/// replaying from, this process's trace.
+fn leave_children_inert(envp: *const *const c_char) {
+    let Some(value) = lookup(envp, mode::MODE_ENV) else {
+        return;
+    };
+    const INERT: &[u8] = b"inert";
+    if value.len() < INERT.len() {
+        return;
+    }
+    // SAFETY: `value` is the value part of an entry of the environment
+    // the process started with (on its stack, writable; nothing that runs
+    // before the runtime's start-up replaces RR_LITE_MODE), at least as
+    // long as INERT, so INERT and the NUL after it stay within its bytes
+    // and its own NUL.
+    unsafe {
+        let p = value.as_ptr().cast_mut();
+        core::ptr::copy_nonoverlapping(INERT.as_ptr(), p, INERT.len());
+        *p.add(INERT.len()) = 0;
+    }
 }
 
 unsafe extern "C" {
@@ -140,103 +204,67 @@ fn ensure_no_aslr(argv: *const *const c_char, envp: *const *const c_char) {
 
 /// Copies /proc/self/maps into the trace (module map for call sites).
 fn copy_module_map(dir: &[u8]) {
-    let out = sys::create_in_dir(dir, rr_lite_trace::dir::MAPS_FILE.as_bytes());
-    // SAFETY: opening a procfs file read-only.
-    let input = unsafe {
-        libc::open(
-            c"/proc/self/maps".as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        )
-    };
-    if out >= 0 && input >= 0 {
-        let mut buf = [0u8; 4096];
-        loop {
-            // SAFETY: reading into a stack buffer of its length.
-            let n = unsafe { libc::read(input, buf.as_mut_ptr().cast(), buf.len()) };
-            if n <= 0 {
-                break;
+    crate::descriptors::locked(|| {
+        let out = sys::create_in_dir(dir, rr_lite_trace::dir::MAPS_FILE.as_bytes());
+        let input = sys::open_raw(b"/proc/self/maps\0", libc::O_RDONLY | libc::O_CLOEXEC);
+        if out >= 0 && input >= 0 {
+            let mut buf = [0u8; 4096];
+            loop {
+                let n = sys::read_raw(input, &mut buf);
+                if n <= 0 {
+                    break;
+                }
+                sys::write_all(out, &buf[..n as usize]);
             }
-            sys::write_all(out, &buf[..n as usize]);
         }
-    }
-    // SAFETY: closing descriptors we opened (close(-1) is harmless).
-    unsafe {
-        libc::close(out);
-        libc::close(input);
-    }
+        sys::close_raw(out);
+        sys::close_raw(input);
+    });
 }
 
 /// Gives the calling thread its logical id and its log (record) or plan
 /// (replay).
-pub fn register_thread(mode: Mode, id: u32, parent: u32) {
+pub(crate) fn register_thread(mode: Mode, id: u32, parent: u32) {
     THREAD.with(|t| {
         t.enter();
         t.id.set(id);
+        t.record.set_id(id);
+        crate::thread::set_kernel_tid(id);
         crate::fast_tls::set_current(t);
         if mode == Mode::Record {
             match LogWriter::create(mode::TRACE_DIR.get(), id, parent) {
-                Some(log) => t.with_log(|slot| *slot = log),
+                Some(log) => t.record.with_log(|slot| *slot = log),
                 None => sys::warn(&[b"cannot create a thread log in the trace directory"]),
             }
         } else {
             match crate::replay::load_plan(id) {
-                Some(plan) => crate::replay::start_thread(t, plan),
+                Some(plan) => crate::replay::start_thread(&t.replay, id, plan),
                 // Created in the recording (its creator's plan had the id)
                 // but the process ended before it logged anything: it never
                 // runs the program's code here either.
-                None => crate::replay::wait_forever(),
+                None => sys::wait_forever(),
             }
         }
-        t.leave();
-    });
-}
-
-/// Logs the thread's exit and ends its part: record releases its stripes
-/// and closes its log, replay checks its event count and hash and publishes
-/// everything. Later hooks on this thread (TLS destructors) are not seen.
-pub fn finish_thread() {
-    let Some(id) = events::with_tracked(|t, _| t.id.get()) else {
-        return;
-    };
-    events::event(EventKind::ThreadExit, pseudo::thread_exit(id), 0, 0, 0);
-    end_thread();
-    crate::thread::mark_exited(id);
-}
-
-fn end_thread() {
-    let mode = mode::current();
-    THREAD.with(|t| {
-        if t.id.get() == crate::thread::NO_THREAD || t.is_busy() || t.exited.get() {
-            return;
-        }
-        t.enter();
-        if mode == Mode::Replay {
-            crate::replay::check_summary(t);
-            crate::replay::finish_thread(t);
-        } else {
-            events::release_held(t);
-            t.with_log(|log| log.close());
-        }
-        t.exited.set(true);
+        crate::thread_end::arm();
         t.leave();
     });
 }
 
 /// Logs the exit status once, from exit()/_exit() or the on_exit handler.
-pub fn log_process_exit(status: c_int, site: u64) {
+pub(crate) fn log_process_exit(status: c_int, site: u64) {
     if events::with_tracked(|_, _| ()).is_none() || EXIT_LOGGED.swap(true, Ordering::AcqRel) {
         return;
     }
     events::drain_outputs();
     wait_for_recorded_end();
-    events::event(
+    events::log_event(
         EventKind::ProcessExit,
         pseudo::PROCESS,
         0,
         site,
         status as u32 as u64,
     );
-    end_thread();
+    crate::thread_end::end_thread();
 }
 
 /// Replay: before the process ends (exit, crash), the other threads do
@@ -247,8 +275,8 @@ fn wait_for_recorded_end() {
     }
     THREAD.with(|t| {
         t.enter();
-        crate::replay::publish_all(t);
-        crate::replay::wait_for_others(t);
+        crate::replay::publish_all(&t.replay);
+        crate::replay::wait_for_others(&t.replay);
         t.leave();
     });
 }
@@ -256,7 +284,7 @@ fn wait_for_recorded_end() {
 static EXIT_SITE: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
 
 /// Remembers where exit() was called, for the exit event.
-pub fn note_exit_site(site: u64) {
+pub(crate) fn note_exit_site(site: u64) {
     EXIT_SITE.store(site, Ordering::Relaxed);
 }
 
@@ -280,6 +308,16 @@ const FATAL_SIGNALS: [c_int; 6] = [
 /// faulting instruction runs again, or abort raises again).
 extern "C" fn on_fatal_signal(signal: c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
     let saved_errno = sys::errno();
+    if signal == libc::SIGSEGV {
+        if crate::tsc::emulate(context) {
+            sys::set_errno(saved_errno);
+            return;
+        }
+        // Not a counter read: a real fault. SIGSEGV is installed without
+        // SA_RESETHAND (counter reads come back here), so restore the
+        // default action by hand before the instruction runs again.
+        reset_to_default(signal);
+    }
     // SAFETY: the kernel passes a valid siginfo and ucontext to SA_SIGINFO
     // handlers.
     let (fault_addr, pc) = unsafe {
@@ -297,7 +335,7 @@ extern "C" fn on_fatal_signal(signal: c_int, info: *mut libc::siginfo_t, context
     if events::with_tracked(|_, _| ()).is_some() {
         events::drain_outputs();
         wait_for_recorded_end();
-        events::event(EventKind::FatalSignal, fault_addr, 0, pc, signal as u64);
+        events::log_event(EventKind::FatalSignal, fault_addr, 0, pc, signal as u64);
         events::release();
     }
     sys::set_errno(saved_errno);
@@ -305,14 +343,32 @@ extern "C" fn on_fatal_signal(signal: c_int, info: *mut libc::siginfo_t, context
 
 fn install_fatal_signal_handlers() {
     for signal in FATAL_SIGNALS {
+        // A fatal signal ends the process after one delivery; SIGSEGV also
+        // carries the trapped counter reads (crate::tsc) and must stay.
+        let once = if signal == libc::SIGSEGV {
+            0
+        } else {
+            libc::SA_RESETHAND
+        };
         // SAFETY: a zeroed sigaction is a valid starting point; the handler
         // has the SA_SIGINFO signature.
         unsafe {
             let mut action: libc::sigaction = core::mem::zeroed();
             action.sa_sigaction = on_fatal_signal as *const () as usize;
-            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESETHAND | libc::SA_NODEFER;
+            action.sa_flags = libc::SA_SIGINFO | once | libc::SA_NODEFER;
             libc::sigemptyset(&mut action.sa_mask);
             libc::sigaction(signal, &action, core::ptr::null_mut());
         }
+    }
+}
+
+/// Puts `signal` back to its default action.
+fn reset_to_default(signal: c_int) {
+    // SAFETY: installing SIG_DFL with a zeroed, valid sigaction.
+    unsafe {
+        let mut action: libc::sigaction = core::mem::zeroed();
+        action.sa_sigaction = libc::SIG_DFL;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(signal, &action, core::ptr::null_mut());
     }
 }

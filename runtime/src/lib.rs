@@ -16,8 +16,10 @@
 #![allow(non_snake_case)]
 
 mod alloc;
+mod descriptors;
 mod events;
 mod fast_tls;
+mod handover;
 mod heap;
 mod hooks;
 mod init;
@@ -25,11 +27,16 @@ mod interpose;
 mod log;
 mod mode;
 mod own_code;
+mod raw_memory;
 mod real;
+mod record;
 mod replay;
+mod site;
 mod stripes;
 mod sys;
 mod thread;
+mod thread_end;
+mod tsc;
 
 #[cfg(not(test))]
 #[global_allocator]

@@ -11,10 +11,10 @@ use rr_lite_trace::codec::{
 use crate::alloc::map_private;
 
 /// Bytes per mapped chunk (a power of two; recorded in the header).
-pub const CHUNK_LEN: usize = 1 << 22;
+pub(crate) const CHUNK_LEN: usize = 1 << 22;
 
 #[derive(Debug)]
-pub struct LogWriter {
+pub(crate) struct LogWriter {
     fd: i32,
     chunk: *mut u8,
     chunk_index: u64,
@@ -24,7 +24,7 @@ pub struct LogWriter {
 }
 
 impl LogWriter {
-    pub const CLOSED: LogWriter = LogWriter {
+    pub(crate) const CLOSED: LogWriter = LogWriter {
         fd: -1,
         chunk: core::ptr::null_mut(),
         chunk_index: 0,
@@ -37,12 +37,12 @@ impl LogWriter {
         bytes: 0,
     };
 
-    pub fn is_open(&self) -> bool {
+    pub(crate) fn is_open(&self) -> bool {
         !self.chunk.is_null()
     }
 
     /// Creates `thread-NNNN.log` in `dir` and writes its header.
-    pub fn create(dir: &[u8], thread: u32, parent: u32) -> Option<LogWriter> {
+    pub(crate) fn create(dir: &[u8], thread: u32, parent: u32) -> Option<LogWriter> {
         let mut name = *b"thread-0000.log";
         let mut digits = [0u8; 20];
         let d = crate::sys::decimal(u64::from(thread), &mut digits);
@@ -63,7 +63,11 @@ impl LogWriter {
         tmp_name[..name.len()].copy_from_slice(name);
         tmp_name[name.len()..name.len() + 4].copy_from_slice(b".tmp");
         let tmp_name = &tmp_name[..name.len() + 4];
-        let fd = crate::sys::create_in_dir(dir, tmp_name);
+        // Kept open (the log grows a chunk at a time), so out of the
+        // program's descriptor range (see crate::descriptors).
+        let fd = crate::descriptors::locked(|| {
+            crate::descriptors::keep_above_floor(crate::sys::create_in_dir(dir, tmp_name))
+        });
         if fd < 0 {
             return None;
         }
@@ -72,8 +76,7 @@ impl LogWriter {
             ..LogWriter::CLOSED
         };
         if !log.map_chunk(0) {
-            // SAFETY: closing the descriptor we just opened.
-            unsafe { libc::close(fd) };
+            crate::sys::close_raw(fd);
             return None;
         }
         let header = ThreadLogHeader {
@@ -102,8 +105,8 @@ impl LogWriter {
     /// Grows the file and maps chunk `index`.
     fn map_chunk(&mut self, index: u64) -> bool {
         let end = (index + 1) * CHUNK_LEN as u64;
-        // SAFETY: plain system calls on our own descriptor.
-        if unsafe { libc::ftruncate(self.fd, end as i64) } != 0 {
+        // SAFETY: a raw system call on our own descriptor.
+        if unsafe { libc::syscall(libc::SYS_ftruncate, self.fd, end as i64) } != 0 {
             return false;
         }
         let p = map_private(
@@ -117,9 +120,9 @@ impl LogWriter {
             return false;
         }
         if !self.chunk.is_null() {
-            // SAFETY: unmapping the previous chunk, which nothing else uses;
-            // its contents stay in the file.
-            unsafe { libc::munmap(self.chunk.cast(), CHUNK_LEN) };
+            // The previous chunk: nothing else uses it, its contents stay in
+            // the file.
+            crate::sys::munmap_raw(self.chunk.cast(), CHUNK_LEN);
         }
         self.chunk = p;
         self.chunk_index = index;
@@ -129,7 +132,7 @@ impl LogWriter {
 
     /// Appends one entry. Returns false if the log could not grow (disk
     /// full): the entry is lost and the caller reports it once.
-    pub fn append(&mut self, e: &Entry) -> bool {
+    pub(crate) fn append(&mut self, e: &Entry) -> bool {
         if !self.is_open() {
             return false;
         }
@@ -151,15 +154,12 @@ impl LogWriter {
     }
 
     /// Unmaps and closes; everything written stays in the file.
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         if self.chunk.is_null() {
             return;
         }
-        // SAFETY: releasing our own mapping and descriptor.
-        unsafe {
-            libc::munmap(self.chunk.cast(), CHUNK_LEN);
-            libc::close(self.fd);
-        }
+        crate::sys::munmap_raw(self.chunk.cast(), CHUNK_LEN);
+        crate::sys::close_raw(self.fd);
         *self = LogWriter::CLOSED;
     }
 }

@@ -6,13 +6,13 @@
 use core::sync::atomic::{AtomicU8, Ordering};
 
 /// Environment variable selecting the mode (`record` or `replay`).
-pub const MODE_ENV: &core::ffi::CStr = c"RR_LITE_MODE";
+pub(crate) const MODE_ENV: &core::ffi::CStr = c"RR_LITE_MODE";
 /// Environment variable naming the trace directory (absolute path).
-pub const TRACE_ENV: &core::ffi::CStr = c"RR_LITE_TRACE";
+pub(crate) const TRACE_ENV: &core::ffi::CStr = c"RR_LITE_TRACE";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-pub enum Mode {
+pub(crate) enum Mode {
     Inert = 0,
     Record = 1,
     Replay = 2,
@@ -21,7 +21,7 @@ pub enum Mode {
 static MODE: AtomicU8 = AtomicU8::new(Mode::Inert as u8);
 
 #[inline(always)]
-pub fn current() -> Mode {
+pub(crate) fn current() -> Mode {
     match MODE.load(Ordering::Relaxed) {
         1 => Mode::Record,
         2 => Mode::Replay,
@@ -31,19 +31,19 @@ pub fn current() -> Mode {
 
 /// Recording or replaying (the runtime tracks threads and events).
 #[inline(always)]
-pub fn active() -> bool {
+pub(crate) fn active() -> bool {
     current() != Mode::Inert
 }
 
-pub fn set(mode: Mode) {
+pub(crate) fn set(mode: Mode) {
     MODE.store(mode as u8, Ordering::Release);
 }
 
 /// Environment variable naming the replay session (see trace::plan).
-pub const SESSION_ENV: &core::ffi::CStr = c"RR_LITE_SESSION";
+pub(crate) const SESSION_ENV: &core::ffi::CStr = c"RR_LITE_SESSION";
 
 /// A path set once at start-up, as bytes without NUL.
-pub struct PathSlot {
+pub(crate) struct PathSlot {
     bytes: core::cell::UnsafeCell<[u8; 4096]>,
     len: core::sync::atomic::AtomicUsize,
 }
@@ -53,7 +53,7 @@ pub struct PathSlot {
 unsafe impl Sync for PathSlot {}
 
 impl PathSlot {
-    pub const fn new() -> PathSlot {
+    pub(crate) const fn new() -> PathSlot {
         PathSlot {
             bytes: core::cell::UnsafeCell::new([0; 4096]),
             len: core::sync::atomic::AtomicUsize::new(0),
@@ -61,7 +61,7 @@ impl PathSlot {
     }
 
     /// Stores `path` (once, at start-up); false if it does not fit.
-    pub fn set(&self, path: &[u8]) -> bool {
+    pub(crate) fn set(&self, path: &[u8]) -> bool {
         if path.is_empty() || path.len() >= 4096 {
             return false;
         }
@@ -71,7 +71,7 @@ impl PathSlot {
         true
     }
 
-    pub fn get(&self) -> &[u8] {
+    pub(crate) fn get(&self) -> &[u8] {
         let len = self.len.load(Ordering::Acquire);
         // SAFETY: never written again after `set` published the length.
         unsafe { &(&*self.bytes.get())[..len] }
@@ -79,6 +79,6 @@ impl PathSlot {
 }
 
 /// The trace directory.
-pub static TRACE_DIR: PathSlot = PathSlot::new();
+pub(crate) static TRACE_DIR: PathSlot = PathSlot::new();
 /// The replay session directory (inside the trace directory).
-pub static SESSION_DIR: PathSlot = PathSlot::new();
+pub(crate) static SESSION_DIR: PathSlot = PathSlot::new();

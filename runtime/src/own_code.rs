@@ -33,7 +33,7 @@ extern "C" fn visit(
 }
 
 /// Finds the runtime's executable segment (once, at start-up).
-pub fn locate() {
+pub(crate) fn locate() {
     // SAFETY: dladdr on an address inside this library fills `info`.
     let base = unsafe {
         let mut info: libc::Dl_info = core::mem::zeroed();
@@ -48,7 +48,7 @@ pub fn locate() {
 
 /// True when `pc` is in the runtime's code.
 #[inline]
-pub fn contains(pc: u64) -> bool {
+pub(crate) fn contains(pc: u64) -> bool {
     let pc = pc as usize;
     pc >= START.load(Ordering::Relaxed) && pc < END.load(Ordering::Acquire)
 }

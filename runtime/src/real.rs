@@ -10,7 +10,7 @@ use libc::{pthread_attr_t, pthread_t, size_t, ssize_t, timespec};
 
 /// Looks a symbol up in the objects after ours (libc), caching the result.
 /// Aborts with a message if it is missing: the program cannot go on without it.
-pub fn resolve(slot: &AtomicUsize, name: &'static str) -> usize {
+pub(crate) fn resolve(slot: &AtomicUsize, name: &'static str) -> usize {
     let cached = slot.load(Ordering::Relaxed);
     if cached != 0 {
         return cached;
@@ -35,7 +35,7 @@ macro_rules! real_functions {
 
         /// Resolves every real function at start-up, so that no lookup (which
         /// may allocate) happens later in the middle of an event.
-        pub fn resolve_all() {
+        pub(crate) fn resolve_all() {
             $( resolve(&[<SLOT_ $name>], concat!(stringify!($name), "\0")); )*
         }
 
@@ -44,7 +44,7 @@ macro_rules! real_functions {
             ///
             /// # Safety
             /// Same contract as the C function.
-            pub unsafe fn $name($($arg: $ty),*) -> $ret {
+            pub(crate) unsafe fn $name($($arg: $ty),*) -> $ret {
                 let addr = resolve(&[<SLOT_ $name>], concat!(stringify!($name), "\0"));
                 // SAFETY: dlsym found the C symbol of this name, whose type is
                 // the one declared here (from the C headers).
@@ -56,7 +56,7 @@ macro_rules! real_functions {
     }};
 }
 
-pub type StartRoutine = extern "C" fn(*mut c_void) -> *mut c_void;
+pub(crate) type StartRoutine = extern "C" fn(*mut c_void) -> *mut c_void;
 type Mutex = libc::pthread_mutex_t;
 type Cond = libc::pthread_cond_t;
 type RwLock = libc::pthread_rwlock_t;
@@ -132,15 +132,45 @@ real_functions! {
     fn nanosleep(req: *const timespec, rem: *mut timespec) -> c_int;
     fn clock_nanosleep(clock: libc::clockid_t, flags: c_int, req: *const timespec, rem: *mut timespec) -> c_int;
     fn sched_yield() -> c_int;
+    fn thrd_sleep(duration: *const timespec, remaining: *mut timespec) -> c_int;
     fn poll(fds: *mut libc::pollfd, n: libc::nfds_t, timeout: c_int) -> c_int;
     fn select(n: c_int, r: *mut libc::fd_set, w: *mut libc::fd_set, e: *mut libc::fd_set, t: *mut libc::timeval) -> c_int;
     fn pause() -> c_int;
+    fn open(path: *const c_char, flags: c_int, mode: libc::c_uint) -> c_int;
+    fn open64(path: *const c_char, flags: c_int, mode: libc::c_uint) -> c_int;
+    fn openat(dir: c_int, path: *const c_char, flags: c_int, mode: libc::c_uint) -> c_int;
+    fn openat64(dir: c_int, path: *const c_char, flags: c_int, mode: libc::c_uint) -> c_int;
+    fn __open_2(path: *const c_char, flags: c_int) -> c_int;
+    fn __open64_2(path: *const c_char, flags: c_int) -> c_int;
+    fn __openat_2(dir: c_int, path: *const c_char, flags: c_int) -> c_int;
+    fn __openat64_2(dir: c_int, path: *const c_char, flags: c_int) -> c_int;
+    fn creat(path: *const c_char, mode: libc::mode_t) -> c_int;
+    fn creat64(path: *const c_char, mode: libc::mode_t) -> c_int;
+    fn socket(domain: c_int, kind: c_int, protocol: c_int) -> c_int;
+    fn socketpair(domain: c_int, kind: c_int, protocol: c_int, fds: *mut c_int) -> c_int;
+    fn pipe(fds: *mut c_int) -> c_int;
+    fn pipe2(fds: *mut c_int, flags: c_int) -> c_int;
+    fn dup(fd: c_int) -> c_int;
+    fn dup2(fd: c_int, to: c_int) -> c_int;
+    fn dup3(fd: c_int, to: c_int, flags: c_int) -> c_int;
+    fn fcntl(fd: c_int, cmd: c_int, arg: libc::c_ulong) -> c_int;
+    fn fcntl64(fd: c_int, cmd: c_int, arg: libc::c_ulong) -> c_int;
+    fn accept(fd: c_int, addr: *mut libc::sockaddr, len: *mut libc::socklen_t) -> c_int;
+    fn accept4(fd: c_int, addr: *mut libc::sockaddr, len: *mut libc::socklen_t, flags: c_int) -> c_int;
+    fn epoll_create(size: c_int) -> c_int;
+    fn epoll_create1(flags: c_int) -> c_int;
+    fn eventfd(initial: libc::c_uint, flags: c_int) -> c_int;
+    fn fopen(path: *const c_char, mode: *const c_char) -> *mut libc::FILE;
+    fn fopen64(path: *const c_char, mode: *const c_char) -> *mut libc::FILE;
+    fn close(fd: c_int) -> c_int;
+    fn fclose(f: *mut libc::FILE) -> c_int;
+    fn fork() -> libc::pid_t;
 }
 
 unsafe extern "C" {
-    pub fn __libc_malloc(size: size_t) -> *mut c_void;
-    pub fn __libc_calloc(n: size_t, size: size_t) -> *mut c_void;
-    pub fn __libc_realloc(p: *mut c_void, size: size_t) -> *mut c_void;
-    pub fn __libc_free(p: *mut c_void);
-    pub fn __libc_memalign(align: size_t, size: size_t) -> *mut c_void;
+    pub(crate) fn __libc_malloc(size: size_t) -> *mut c_void;
+    pub(crate) fn __libc_calloc(n: size_t, size: size_t) -> *mut c_void;
+    pub(crate) fn __libc_realloc(p: *mut c_void, size: size_t) -> *mut c_void;
+    pub(crate) fn __libc_free(p: *mut c_void);
+    pub(crate) fn __libc_memalign(align: size_t, size: size_t) -> *mut c_void;
 }

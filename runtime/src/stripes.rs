@@ -15,30 +15,38 @@
 //! - unlocking first raises the stripe's clock to the holder's, so the next
 //!   holder orders after everything the holder logged while holding it;
 //! - the locks are fair (tickets): a thread spinning on a flag releases and
-//!   re-takes its stripe at every hook, and must not starve the writer.
+//!   re-takes its stripe at every hook, and must not starve the writer;
+//! - each stripe knows its holder, so that a waiter can release it on the
+//!   behalf of a holder asleep outside the runtime (`crate::handover`); the
+//!   holder's own release then finds it gone and skips it.
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crossbeam_utils::Backoff;
 use rr_lite_trace::pseudo;
 
+use crate::handover;
 use crate::sys::{futex_wait, futex_wake_all};
 
-pub const GRANULE_SHIFT: u32 = 3;
-pub const DATA_STRIPES: u32 = 1 << 15;
-pub const PSEUDO_STRIPES: u32 = 1 << 10;
+pub(crate) const GRANULE_SHIFT: u32 = 3;
+pub(crate) const DATA_STRIPES: u32 = 1 << 15;
+pub(crate) const PSEUDO_STRIPES: u32 = 1 << 10;
 const STRIPES: usize = (DATA_STRIPES + PSEUDO_STRIPES) as usize;
-/// Longest a waiter sleeps before re-checking (a safety net: wake-ups are
-/// not expected to be lost).
-const PARK_TIMEOUT_NS: u64 = 50_000_000;
+/// Longest a parked waiter sleeps before re-checking: wake-ups are not
+/// lost, but a holder asleep outside the runtime never sends one.
+const HANDOVER_CHECK_NS: u64 = handover::HANDOVER_AFTER_NS / 2;
 /// Backoff rounds (exponential, up to 64 pauses each) before parking.
-pub const SPIN_ROUNDS: u32 = 10;
+pub(crate) const SPIN_ROUNDS: u32 = 10;
 
 #[repr(align(64))]
 struct Stripe {
     next_ticket: AtomicU32,
     now_serving: AtomicU32,
     sleepers: AtomicU32,
+    /// Logical id + 1 of the thread holding the lock, 0 when free or handed
+    /// over: whoever clears it (the holder, or a waiter taking it over)
+    /// serves the next ticket.
+    holder: AtomicU32,
     /// Lamport clock of the last entry on this stripe; written under the lock.
     clock: AtomicU64,
 }
@@ -49,17 +57,25 @@ impl Stripe {
             next_ticket: AtomicU32::new(0),
             now_serving: AtomicU32::new(0),
             sleepers: AtomicU32::new(0),
+            holder: AtomicU32::new(0),
             clock: AtomicU64::new(0),
         }
     }
 
-    fn lock(&self) {
+    fn lock(&self, me: u32) {
         let ticket = self.next_ticket.fetch_add(1, Ordering::Acquire);
-        if self.now_serving.load(Ordering::Acquire) == ticket {
-            return;
+        if self.now_serving.load(Ordering::Acquire) != ticket {
+            handover::guarded(me, || self.wait_for(ticket));
         }
+        self.holder.store(me + 1, Ordering::Release);
+    }
+
+    /// Waits until `ticket` is served.
+    #[cold]
+    fn wait_for(&self, ticket: u32) {
         let backoff = Backoff::new();
         let mut spins = 0;
+        let mut parked_since = None;
         loop {
             let serving = self.now_serving.load(Ordering::SeqCst);
             if serving == ticket {
@@ -74,18 +90,50 @@ impl Stripe {
                 backoff.spin();
                 continue;
             }
+            let since = *parked_since.get_or_insert_with(crate::sys::monotonic_ns);
+            if crate::sys::monotonic_ns().saturating_sub(since) > handover::HANDOVER_AFTER_NS {
+                self.take_over_from_sleeping_holder();
+            }
             // Park. The SeqCst increment/reload pairs with the SeqCst
-            // increment/load in `unlock`: either it sees us, or we see it.
+            // increment/load in `serve_next`: either it sees us, or we see it.
             self.sleepers.fetch_add(1, Ordering::SeqCst);
             let serving = self.now_serving.load(Ordering::SeqCst);
             if serving != ticket {
-                futex_wait(&self.now_serving, serving, PARK_TIMEOUT_NS);
+                futex_wait(&self.now_serving, serving, HANDOVER_CHECK_NS);
             }
             self.sleepers.fetch_sub(1, Ordering::SeqCst);
         }
     }
 
-    fn unlock(&self) {
+    /// Releases the stripe on behalf of a holder that sleeps outside the
+    /// runtime (see `crate::handover`).
+    fn take_over_from_sleeping_holder(&self) {
+        let holder = self.holder.load(Ordering::Acquire);
+        if holder != 0
+            && handover::asleep_outside_runtime(holder - 1)
+            && self
+                .holder
+                .compare_exchange(holder, 0, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            self.serve_next();
+        }
+    }
+
+    /// Unlocks; false if a waiter had taken the stripe over while the
+    /// holder slept.
+    fn unlock(&self, me: u32) -> bool {
+        let held = self
+            .holder
+            .compare_exchange(me + 1, 0, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
+        if held {
+            self.serve_next();
+        }
+        held
+    }
+
+    fn serve_next(&self) {
         self.now_serving.fetch_add(1, Ordering::SeqCst);
         if self.sleepers.load(Ordering::SeqCst) != 0 {
             futex_wake_all(&self.now_serving);
@@ -97,7 +145,7 @@ static TABLE: [Stripe; STRIPES] = [const { Stripe::new() }; STRIPES];
 
 /// A set of stripe indices as at most four ascending, disjoint runs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StripeSet {
+pub(crate) struct StripeSet {
     runs: [(u32, u32); 4],
     len: u8,
 }
@@ -108,12 +156,12 @@ fn pseudo_stripe(addr: u64) -> u32 {
 }
 
 impl StripeSet {
-    pub const EMPTY: StripeSet = StripeSet {
+    pub(crate) const EMPTY: StripeSet = StripeSet {
         runs: [(0, 0); 4],
         len: 0,
     };
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
@@ -122,14 +170,14 @@ impl StripeSet {
     }
 
     /// The stripes covering `size` bytes at `addr` (at least one byte).
-    pub fn for_access(addr: u64, size: u64) -> StripeSet {
+    pub(crate) fn for_access(addr: u64, size: u64) -> StripeSet {
         let mut set = StripeSet::EMPTY;
         set.add_access(addr, size);
         set
     }
 
     /// Adds the stripes of another access (for memcpy: source and target).
-    pub fn add_access(&mut self, addr: u64, size: u64) {
+    pub(crate) fn add_access(&mut self, addr: u64, size: u64) {
         if addr >= pseudo::BASE {
             self.add_run(pseudo_stripe(addr), 1);
             return;
@@ -179,40 +227,43 @@ impl StripeSet {
             .flat_map(|&(s, c)| (s as usize)..(s as usize + c as usize))
     }
 
-    pub fn contains(&self, stripe: u32) -> bool {
+    pub(crate) fn contains(&self, stripe: u32) -> bool {
         self.runs()
             .iter()
             .any(|&(s, c)| stripe >= s && stripe < s + c)
     }
 
     /// The single stripe of a one-stripe set.
-    pub fn single(&self) -> Option<u32> {
+    pub(crate) fn single(&self) -> Option<u32> {
         (self.len == 1 && self.runs[0].1 == 1).then_some(self.runs[0].0)
     }
 
-    /// Locks every stripe, in ascending order.
-    pub fn lock(&self) {
-        self.indices().for_each(|i| TABLE[i].lock());
+    /// Locks every stripe, in ascending order, for thread `me`.
+    pub(crate) fn lock(&self, me: u32) {
+        self.indices().for_each(|i| TABLE[i].lock(me));
     }
 
-    pub fn unlock(&self) {
-        self.indices().for_each(|i| TABLE[i].unlock());
+    /// Unlocks the stripes thread `me` still holds; false if any was taken
+    /// over while it slept (see `crate::handover`).
+    pub(crate) fn unlock(&self, me: u32) -> bool {
+        // Every stripe must be unlocked: count the failures, no short cut.
+        self.indices().filter(|&i| !TABLE[i].unlock(me)).count() == 0
     }
 
     /// Before unlocking: the stripes' clocks rise to the holder's clock, so
     /// whoever takes them next comes after every event the holder logged
     /// while holding them (events nested in an output, say, whose FILE lock
     /// orders them before the next writer's output).
-    pub fn raise_clock(&self, clock: u64) {
+    pub(crate) fn raise_clock(&self, clock: u64) {
+        // `fetch_max`: a stripe taken over while its holder slept may be
+        // raised by the late holder while the new one advances it.
         for i in self.indices() {
-            if TABLE[i].clock.load(Ordering::Relaxed) < clock {
-                TABLE[i].clock.store(clock, Ordering::Relaxed);
-            }
+            TABLE[i].clock.fetch_max(clock, Ordering::Relaxed);
         }
     }
 
     /// The newest clock of these (locked) stripes.
-    pub fn clock(&self) -> u64 {
+    pub(crate) fn clock(&self) -> u64 {
         self.indices()
             .map(|i| TABLE[i].clock.load(Ordering::Relaxed))
             .max()
@@ -220,14 +271,15 @@ impl StripeSet {
     }
 
     /// Takes the next Lamport clock for an entry on these (locked) stripes.
-    pub fn advance_clock(&self, thread_clock: u64) -> u64 {
+    pub(crate) fn advance_clock(&self, thread_clock: u64) -> u64 {
         let newest = self
             .indices()
             .map(|i| TABLE[i].clock.load(Ordering::Relaxed))
             .fold(thread_clock, u64::max);
         let clock = newest + 1;
-        self.indices()
-            .for_each(|i| TABLE[i].clock.store(clock, Ordering::Relaxed));
+        self.indices().for_each(|i| {
+            TABLE[i].clock.fetch_max(clock, Ordering::Relaxed);
+        });
         clock
     }
 }
@@ -270,12 +322,12 @@ mod tests {
     #[test]
     fn clocks_grow_per_stripe_and_lock_is_exclusive() {
         let s = StripeSet::for_access(0x7777_0000, 4);
-        s.lock();
+        s.lock(0);
         let a = s.advance_clock(0);
-        s.unlock();
-        s.lock();
+        s.unlock(0);
+        s.lock(0);
         let b = s.advance_clock(0);
-        s.unlock();
+        s.unlock(0);
         assert!(b > a);
         let counter = std::sync::Arc::new(AtomicU64::new(0));
         let threads: Vec<_> = (0..4)
@@ -283,10 +335,10 @@ mod tests {
                 let counter = counter.clone();
                 std::thread::spawn(move || {
                     for _ in 0..2000 {
-                        s.lock();
+                        s.lock(0);
                         let v = counter.load(Ordering::Relaxed);
                         counter.store(v + 1, Ordering::Relaxed);
-                        s.unlock();
+                        s.unlock(0);
                     }
                 })
             })

@@ -4,8 +4,11 @@
 
 use core::sync::atomic::AtomicU32;
 
+/// Most threads one recording can have (over its whole life).
+pub(crate) const MAX_THREADS: usize = 1 << 14;
+
 /// Blocks while `*word == expected` (or until woken / timed out / a signal).
-pub fn futex_wait(word: &AtomicU32, expected: u32, timeout_ns: u64) {
+pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, timeout_ns: u64) {
     let ts = libc::timespec {
         tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
         tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
@@ -24,7 +27,7 @@ pub fn futex_wait(word: &AtomicU32, expected: u32, timeout_ns: u64) {
 }
 
 /// Wakes every thread blocked in [`futex_wait`] on `word`.
-pub fn futex_wake_all(word: &AtomicU32) {
+pub(crate) fn futex_wake_all(word: &AtomicU32) {
     // SAFETY: FUTEX_WAKE does not dereference memory beyond the word's address.
     unsafe {
         libc::syscall(
@@ -38,7 +41,7 @@ pub fn futex_wake_all(word: &AtomicU32) {
 
 /// Writes all of `bytes` to `fd`, ignoring errors (used for diagnostics and
 /// small runtime files, where there is nobody to report an error to).
-pub fn write_all(fd: i32, mut bytes: &[u8]) {
+pub(crate) fn write_all(fd: i32, mut bytes: &[u8]) {
     while !bytes.is_empty() {
         // SAFETY: the pointer and length describe a live slice. The raw
         // system call: the runtime's own messages are not program output.
@@ -53,34 +56,71 @@ pub fn write_all(fd: i32, mut bytes: &[u8]) {
     }
 }
 
-pub fn errno() -> i32 {
+pub(crate) fn errno() -> i32 {
     // SAFETY: __errno_location always returns the calling thread's errno slot.
     unsafe { *libc::__errno_location() }
 }
 
-pub fn set_errno(value: i32) {
+pub(crate) fn set_errno(value: i32) {
     // SAFETY: as in `errno`.
     unsafe { *libc::__errno_location() = value }
 }
 
-/// Prints a one-line diagnostic on stderr, prefixed with "rr-lite: ".
-pub fn warn(parts: &[&[u8]]) {
-    let mut line = [0u8; 512];
+/// Most bytes of a diagnostic line.
+const LINE_MAX: usize = 1024;
+
+/// `prefix`, then `parts`, then a newline, into `buf` (cut to fit, newline
+/// kept).
+fn line<'a>(buf: &'a mut [u8; LINE_MAX], prefix: &[u8], parts: &[&[u8]]) -> &'a [u8] {
     let mut len = 0;
-    for part in [b"rr-lite: ".as_slice()]
-        .iter()
-        .chain(parts)
-        .chain([b"\n".as_slice()].iter())
-    {
-        let n = part.len().min(line.len() - len);
-        line[len..len + n].copy_from_slice(&part[..n]);
+    for part in [prefix].iter().chain(parts) {
+        let n = part.len().min(buf.len() - 1 - len);
+        buf[len..len + n].copy_from_slice(&part[..n]);
         len += n;
     }
-    write_all(2, &line[..len]);
+    buf[len] = b'\n';
+    &buf[..=len]
+}
+
+/// Prints a one-line diagnostic on stderr, prefixed with "rr-lite: ".
+pub(crate) fn warn(parts: &[&[u8]]) {
+    let mut buf = [0u8; LINE_MAX];
+    write_all(2, line(&mut buf, b"rr-lite: ", parts));
+}
+
+/// Appends the line `parts` to `dir/name` (created if missing). Call
+/// inside `descriptors::locked`.
+pub(crate) fn append_line_in_dir(dir: &[u8], name: &[u8], parts: &[&[u8]]) {
+    let Some(path) = join(dir, name) else {
+        return;
+    };
+    let fd = open_raw(
+        &path,
+        libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND | libc::O_CLOEXEC,
+    );
+    if fd >= 0 {
+        let mut buf = [0u8; LINE_MAX];
+        // One write: lines from several threads do not mix.
+        write_all(fd, line(&mut buf, b"", parts));
+        close_raw(fd);
+    }
+}
+
+/// Formats `v` in hexadecimal (lower case, no prefix) into `buf`.
+pub(crate) fn hex(mut v: u64, buf: &mut [u8; 16]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b"0123456789abcdef"[(v & 15) as usize];
+        v >>= 4;
+        if v == 0 {
+            return &buf[i..];
+        }
+    }
 }
 
 /// Formats `v` in decimal into `buf`, returns the digits.
-pub fn decimal(mut v: u64, buf: &mut [u8; 20]) -> &[u8] {
+pub(crate) fn decimal(mut v: u64, buf: &mut [u8; 20]) -> &[u8] {
     let mut i = buf.len();
     loop {
         i -= 1;
@@ -93,7 +133,16 @@ pub fn decimal(mut v: u64, buf: &mut [u8; 20]) -> &[u8] {
 }
 
 /// Nanoseconds since the Unix epoch.
-pub fn unix_time_ns() -> u64 {
+pub(crate) fn unix_time_ns() -> u64 {
+    clock_ns(libc::CLOCK_REALTIME)
+}
+
+/// Nanoseconds of the monotonic clock (for bounds on waits).
+pub(crate) fn monotonic_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -103,7 +152,7 @@ pub fn unix_time_ns() -> u64 {
     unsafe {
         libc::syscall(
             libc::SYS_clock_gettime,
-            libc::CLOCK_REALTIME,
+            clock,
             &mut ts as *mut libc::timespec,
         )
     };
@@ -111,7 +160,7 @@ pub fn unix_time_ns() -> u64 {
 }
 
 /// `dir/name` as a NUL-terminated path, or None if too long.
-fn join(dir: &[u8], name: &[u8]) -> Option<[u8; 4096]> {
+pub(crate) fn join(dir: &[u8], name: &[u8]) -> Option<[u8; 4096]> {
     let mut path = [0u8; 4096];
     let total = dir.len() + 1 + name.len();
     if total >= path.len() {
@@ -124,7 +173,7 @@ fn join(dir: &[u8], name: &[u8]) -> Option<[u8; 4096]> {
 }
 
 /// Renames `dir/from` to `dir/to` (atomic on one file system).
-pub fn rename_in_dir(dir: &[u8], from: &[u8], to: &[u8]) -> bool {
+pub(crate) fn rename_in_dir(dir: &[u8], from: &[u8], to: &[u8]) -> bool {
     let (Some(from), Some(to)) = (join(dir, from), join(dir, to)) else {
         return false;
     };
@@ -133,23 +182,103 @@ pub fn rename_in_dir(dir: &[u8], from: &[u8], to: &[u8]) -> bool {
 }
 
 /// Creates (truncating) a file in the trace directory; `name` is NUL-free.
-/// Returns the descriptor or -1.
-pub fn create_in_dir(dir: &[u8], name: &[u8]) -> i32 {
+/// Returns the descriptor or -1. Call inside `descriptors::locked`.
+pub(crate) fn create_in_dir(dir: &[u8], name: &[u8]) -> i32 {
     let Some(path) = join(dir, name) else {
         return -1;
     };
-    // SAFETY: `path` is NUL-terminated (zero-filled beyond `total`).
+    open_raw(
+        &path,
+        libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC,
+    )
+}
+
+/// Opens the NUL-terminated `path` (a new file gets mode 0644). Returns the
+/// descriptor or -1. The raw system call: the runtime's own files are not
+/// the program's descriptor events. Call inside `descriptors::locked`.
+pub(crate) fn open_raw(path: &[u8], flags: i32) -> i32 {
+    debug_assert!(path.contains(&0), "NUL-terminated path");
+    // SAFETY: `path` is NUL-terminated (checked above in debug builds, and
+    // by every caller's construction).
     unsafe {
-        libc::open(
-            path.as_ptr().cast(),
-            libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC,
+        libc::syscall(
+            libc::SYS_openat,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            flags,
             0o644,
-        )
+        ) as i32
     }
 }
 
-pub fn getpid_raw() -> u32 {
+/// Closes one of the runtime's own descriptors (raw, like [`open_raw`]).
+pub(crate) fn close_raw(fd: i32) {
+    if fd >= 0 {
+        // SAFETY: closing a descriptor the runtime owns.
+        unsafe { libc::syscall(libc::SYS_close, fd) };
+    }
+}
+
+/// The size of the file open on `fd`, if fstat works.
+pub(crate) fn file_size(fd: i32) -> Option<u64> {
+    // SAFETY: fstat writes the zeroed struct it is given.
+    unsafe {
+        let mut st: libc::stat = core::mem::zeroed();
+        (libc::syscall(libc::SYS_fstat, fd, &mut st as *mut libc::stat) == 0)
+            .then_some(st.st_size as u64)
+    }
+}
+
+/// Reads from `fd` into `buf` (raw): bytes read, 0 at the end, negative on
+/// error.
+pub(crate) fn read_raw(fd: i32, buf: &mut [u8]) -> isize {
+    // SAFETY: the kernel writes at most `buf.len()` bytes into `buf`.
+    unsafe { libc::syscall(libc::SYS_read, fd, buf.as_mut_ptr(), buf.len()) as isize }
+}
+
+/// The calling thread's kernel id.
+pub(crate) fn gettid_raw() -> u32 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as u32 }
+}
+
+pub(crate) fn getpid_raw() -> u32 {
     // SAFETY: getpid has no arguments and cannot fail; the raw syscall avoids
     // our getpid interposer.
     unsafe { libc::syscall(libc::SYS_getpid) as u32 }
+}
+
+/// Stops the calling thread for good (the process ends elsewhere).
+pub(crate) fn wait_forever() -> ! {
+    static NEVER: AtomicU32 = AtomicU32::new(0);
+    loop {
+        futex_wait(&NEVER, 0, u64::MAX / 2);
+    }
+}
+
+/// mmap as a raw system call: the runtime's own mappings never go through
+/// its interposed `mmap`, which makes program mappings events.
+pub(crate) fn mmap_raw(
+    addr: usize,
+    len: usize,
+    prot: i32,
+    flags: i32,
+    fd: i32,
+    offset: i64,
+) -> *mut core::ffi::c_void {
+    // SAFETY: the kernel checks every argument; an error comes back as a
+    // negative value, which is MAP_FAILED (-1) or another small negative.
+    let r = unsafe { libc::syscall(libc::SYS_mmap, addr, len, prot, flags, fd, offset) };
+    if (-4095..0).contains(&r) {
+        set_errno(-r as i32);
+        libc::MAP_FAILED
+    } else {
+        r as *mut core::ffi::c_void
+    }
+}
+
+/// munmap as a raw system call (see [`mmap_raw`]).
+pub(crate) fn munmap_raw(addr: *mut core::ffi::c_void, len: usize) {
+    // SAFETY: unmapping a range the runtime mapped itself.
+    unsafe { libc::syscall(libc::SYS_munmap, addr, len) };
 }

@@ -11,37 +11,17 @@ use crate::pairs::EventRef;
 #[derive(Debug, thiserror::Error)]
 pub enum SplitError {
     /// The trace could not be read (missing thread log, truncated or corrupt
-    /// file, newer format version...).
+    /// file, newer format version...), or a replay log is not well-formed:
+    /// the format errors of every rr-lite file are [`TraceError`]'s.
     #[error(transparent)]
     Trace(#[from] TraceError),
-    #[error("{}: {source}", path.display())]
+    /// `action` is a verb phrase: "read", "create", "rename"...
+    #[error("cannot {action} {}", path.display())]
     Io {
+        action: &'static str,
         path: PathBuf,
         #[source]
         source: std::io::Error,
-    },
-    #[error("{}: not an rr-lite replay log (bad magic number)", path.display())]
-    BadMagic { path: PathBuf },
-    #[error(
-        "{}: written by a newer rr-lite (replay log version {found}, this build reads up to {supported})",
-        path.display()
-    )]
-    NewerVersion {
-        path: PathBuf,
-        found: u16,
-        supported: u16,
-    },
-    #[error("{}: truncated at byte {offset}: incomplete {what}", path.display())]
-    Truncated {
-        path: PathBuf,
-        offset: u64,
-        what: &'static str,
-    },
-    #[error("{}: corrupt at byte {offset}: {what}", path.display())]
-    Corrupt {
-        path: PathBuf,
-        offset: u64,
-        what: String,
     },
     #[error("{}: no split output: run `rr-lite split` on this trace first", path.display())]
     NotSplit { path: PathBuf },
@@ -70,10 +50,18 @@ pub enum SplitError {
 }
 
 impl SplitError {
-    /// Wraps an I/O error with the file it concerns.
-    pub fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> SplitError {
+    /// Wraps an I/O error with what was being done (a verb phrase: "read",
+    /// "create", "rename"...) and the file it concerns.
+    pub fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> SplitError {
         let path = path.into();
-        move |source| SplitError::Io { path, source }
+        move |source| SplitError::Io {
+            action,
+            path,
+            source,
+        }
     }
 }
 

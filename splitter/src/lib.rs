@@ -14,16 +14,15 @@ pub mod error;
 pub mod graph;
 pub mod options;
 pub mod pairs;
+pub mod progress;
 pub mod reduce;
 pub mod replay_log;
 pub mod stats;
 pub mod syncpoints;
 
-use std::io::IsTerminal;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use rr_lite_trace::TraceDir;
 
 pub use analysis::{Analysis, Analyzer, ThreadSummary, analyze_events};
@@ -31,6 +30,7 @@ pub use error::{Result, SplitError};
 pub use graph::{SiteLabeller, Topology};
 pub use options::{Algorithm, Reduction, SplitOptions};
 pub use pairs::{DependencyKind, DependencyPair, EventRef};
+pub use progress::{NoProgress, Progress, Stage};
 pub use replay_log::{SPLIT_DIR, read_split, replay_log_name};
 pub use stats::{PairCounts, SplitStats};
 pub use syncpoints::{Notify, SyncPlan, SyncPoint, ThreadLog, thread_logs_from_events};
@@ -54,53 +54,25 @@ impl TraceSplit {
     }
 }
 
-/// Entries between two progress-bar updates.
-const PROGRESS_STEP: u64 = 1 << 16;
-
-/// A progress bar on stderr for a split of `total` entries, or `None` when
-/// stderr is not a terminal (a pipe or a log file gets no bar).
-pub fn progress_bar(total: Option<u64>) -> Option<ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = match total {
-        Some(n) => ProgressBar::new(n),
-        None => ProgressBar::new_spinner(),
-    };
-    let template = if total.is_some() {
-        "{spinner} split [{bar:40}] {human_pos}/{human_len} entries ({per_sec}, {eta} left) {msg}"
-    } else {
-        "{spinner} split {human_pos} entries ({per_sec}) {msg}"
-    };
-    if let Ok(style) = ProgressStyle::with_template(template) {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.enable_steady_tick(Duration::from_millis(200));
-    Some(bar)
-}
-
 /// Analyses a trace: one streaming pass over the global order for the pairs,
 /// then one pass over the thread logs that have sync points, for the events'
 /// kind, address and site. Writes nothing.
 pub fn analyze_trace(
     trace: &TraceDir,
     options: &SplitOptions,
-    progress: Option<&ProgressBar>,
+    progress: &dyn Progress,
 ) -> Result<TraceSplit> {
     let start = Instant::now();
     let mut analyzer = Analyzer::new(options)?;
+    progress.start(trace.header().map(|h| h.entries.iter().sum()));
     for item in trace.global_order()? {
         analyzer.push(&item?.event)?;
-        if let Some(bar) = progress
-            && analyzer.entries() % PROGRESS_STEP == 0
-        {
-            bar.set_position(analyzer.entries());
+        if analyzer.entries() % progress::PROGRESS_STEP == 0 {
+            progress.entries_read(analyzer.entries());
         }
     }
-    if let Some(bar) = progress {
-        bar.set_position(analyzer.entries());
-        bar.set_message("placing sync points");
-    }
+    progress.entries_read(analyzer.entries());
+    progress.stage(Stage::PlacingSyncPoints);
     let mut analysis = analyzer.finish();
     analysis.ensure_threads(trace.threads());
     let mut plan = SyncPlan::place(&analysis.pairs, analysis.threads.len() as u32);
@@ -134,12 +106,10 @@ pub fn analyze_trace(
 pub fn split_trace(
     trace: &TraceDir,
     options: &SplitOptions,
-    progress: Option<&ProgressBar>,
+    progress: &dyn Progress,
 ) -> Result<TraceSplit> {
     let split = analyze_trace(trace, options, progress)?;
-    if let Some(bar) = progress {
-        bar.set_message("writing");
-    }
+    progress.stage(Stage::Writing);
     write_split(trace.path(), &split.logs, split.stats())?;
     Ok(split)
 }
@@ -152,24 +122,22 @@ pub fn write_split(trace: &Path, logs: &[ThreadLog], stats: &SplitStats) -> Resu
     // Leftovers of a split that was killed.
     for stale in [&tmp, &old] {
         if stale.exists() {
-            std::fs::remove_dir_all(stale).map_err(SplitError::io(stale))?;
+            std::fs::remove_dir_all(stale).map_err(SplitError::io("remove", stale))?;
         }
     }
     let result = (|| {
-        std::fs::create_dir(&tmp).map_err(SplitError::io(&tmp))?;
+        std::fs::create_dir(&tmp).map_err(SplitError::io("create", &tmp))?;
         for log in logs {
             log.write(&tmp.join(replay_log_name(log.thread)))?;
         }
         let stats_path = tmp.join(replay_log::STATS_FILE);
-        let json = serde_json::to_vec_pretty(stats).map_err(|e| SplitError::Io {
-            path: stats_path.clone(),
-            source: e.into(),
-        })?;
-        std::fs::write(&stats_path, json).map_err(SplitError::io(&stats_path))?;
+        let json = serde_json::to_vec_pretty(stats)
+            .map_err(|e| SplitError::io("write", &stats_path)(e.into()))?;
+        std::fs::write(&stats_path, json).map_err(SplitError::io("write", &stats_path))?;
         if dst.exists() {
-            std::fs::rename(&dst, &old).map_err(SplitError::io(&dst))?;
+            std::fs::rename(&dst, &old).map_err(SplitError::io("move aside", &dst))?;
         }
-        std::fs::rename(&tmp, &dst).map_err(SplitError::io(&tmp))?;
+        std::fs::rename(&tmp, &dst).map_err(SplitError::io("move into place", &dst))?;
         Ok(())
     })();
     if result.is_err() {
@@ -181,7 +149,7 @@ pub fn write_split(trace: &Path, logs: &[ThreadLog], stats: &SplitStats) -> Resu
         return result;
     }
     if old.exists() {
-        std::fs::remove_dir_all(&old).map_err(SplitError::io(&old))?;
+        std::fs::remove_dir_all(&old).map_err(SplitError::io("remove", &old))?;
     }
     Ok(())
 }

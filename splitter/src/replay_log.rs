@@ -8,7 +8,9 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use rr_lite_trace::EventKind;
+use rr_lite_trace::codec::checksum::fnv1a;
+use rr_lite_trace::codec::varint::{self, unzigzag, zigzag};
+use rr_lite_trace::{EventKind, TraceError};
 
 use crate::error::{Result, SplitError};
 use crate::pairs::EventRef;
@@ -34,30 +36,8 @@ pub fn replay_log_name(t: u32) -> String {
     format!("thread-{t:04}.sync")
 }
 
-/// FNV-1a, 64 bits: catches flipped and shuffled bytes, costs nothing.
-fn checksum(bytes: &[u8]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
-    for &b in bytes {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn zigzag(delta: u64) -> u64 {
-    let d = delta as i64;
-    ((d << 1) ^ (d >> 63)) as u64
-}
-
-fn unzigzag(z: u64) -> u64 {
-    ((z >> 1) as i64 ^ -((z & 1) as i64)) as u64
+fn put_varint(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(varint::encode(v).as_bytes());
 }
 
 impl ThreadLog {
@@ -92,22 +72,22 @@ impl ThreadLog {
                 put_varint(&mut out, w.index);
             }
         }
-        let sum = checksum(&out);
+        let sum = fnv1a(&out);
         out.extend_from_slice(&sum.to_le_bytes());
         out
     }
 
     /// Writes the log to `path` and flushes it to disk.
     pub fn write(&self, path: &Path) -> Result<()> {
-        let mut file = File::create(path).map_err(SplitError::io(path))?;
+        let mut file = File::create(path).map_err(SplitError::io("create", path))?;
         file.write_all(&self.encode())
-            .map_err(SplitError::io(path))?;
-        file.sync_all().map_err(SplitError::io(path))
+            .map_err(SplitError::io("write", path))?;
+        file.sync_all().map_err(SplitError::io("write", path))
     }
 
     /// Reads the replay log at `path`.
     pub fn read(path: &Path) -> Result<ThreadLog> {
-        let bytes = std::fs::read(path).map_err(SplitError::io(path))?;
+        let bytes = std::fs::read(path).map_err(SplitError::io("read", path))?;
         ThreadLog::decode(&bytes, path)
     }
 
@@ -133,19 +113,21 @@ struct Decoder<'a> {
 
 impl Decoder<'_> {
     fn corrupt(&self, offset: usize, what: impl Into<String>) -> SplitError {
-        SplitError::Corrupt {
+        TraceError::Corrupt {
             path: self.path.to_path_buf(),
             offset: offset as u64,
             what: what.into(),
         }
+        .into()
     }
 
     fn truncated(&self, offset: usize, what: &'static str) -> SplitError {
-        SplitError::Truncated {
+        TraceError::Truncated {
             path: self.path.to_path_buf(),
             offset: offset as u64,
             what,
         }
+        .into()
     }
 
     fn u16_at(&self, i: usize) -> u16 {
@@ -164,35 +146,50 @@ impl Decoder<'_> {
         u64::from_le_bytes(b)
     }
 
+    /// Reads the varint at the current position, which belongs to `what`;
+    /// never reads into the trailer.
     fn varint(&mut self, what: &'static str) -> Result<u64> {
-        let start = self.pos;
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            if self.pos >= self.end {
-                return Err(self.truncated(start, what));
-            }
-            let byte = self.bytes[self.pos];
-            self.pos += 1;
-            if shift == 63 && byte > 1 {
-                return Err(self.corrupt(start, format!("{what}: varint overflows 64 bits")));
-            }
-            v |= u64::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err(self.corrupt(start, format!("{what}: varint longer than 10 bytes")))
+        let rest = self.bytes.get(self.pos..self.end).unwrap_or_default();
+        let (v, len) = varint::decode(rest).map_err(|e| e.at(self.path, self.pos as u64, what))?;
+        self.pos += len;
+        Ok(v)
     }
 
+    /// The whole file: header, sync points, trailer.
     fn log(mut self) -> Result<ThreadLog> {
+        self.magic_and_version()?;
+        let header = self.header()?;
+        self.locate_sync_points(header.count)?;
+        // The count was bounded by the file size: no huge allocation.
+        let mut sync_points = Vec::with_capacity(header.count as usize);
+        let mut previous = Previous::default();
+        for _ in 0..header.count {
+            sync_points.push(self.sync_point(&header, &mut previous)?);
+        }
+        self.trailer()?;
+        Ok(ThreadLog {
+            thread: header.thread,
+            threads: header.threads,
+            granule: header.granule,
+            accesses: header.accesses,
+            access_hash: header.access_hash,
+            sync_points,
+        })
+    }
+
+    /// Checked first, so that a foreign or newer file is reported as such
+    /// rather than as a corrupt replay log.
+    fn magic_and_version(&self) -> Result<()> {
         let b = self.bytes;
         if b.len() < 8 || b[..8] != REPLAY_LOG_MAGIC {
             return Err(if b.len() < 8 && REPLAY_LOG_MAGIC.starts_with(b) {
                 self.truncated(b.len(), "header")
             } else {
-                SplitError::BadMagic {
+                TraceError::BadMagic {
                     path: self.path.to_path_buf(),
+                    expected: "replay log",
                 }
+                .into()
             });
         }
         if b.len() < 10 {
@@ -200,17 +197,23 @@ impl Decoder<'_> {
         }
         let version = self.u16_at(8);
         if version > REPLAY_LOG_VERSION {
-            return Err(SplitError::NewerVersion {
+            return Err(TraceError::NewerVersion {
                 path: self.path.to_path_buf(),
-                found: version,
+                found: version.into(),
                 supported: REPLAY_LOG_VERSION,
-            });
+            }
+            .into());
         }
         if version == 0 {
             return Err(self.corrupt(8, "version 0"));
         }
-        if b.len() < REPLAY_LOG_HEADER_LEN {
-            return Err(self.truncated(b.len(), "header"));
+        Ok(())
+    }
+
+    /// The rest of the fixed header, after [`Self::magic_and_version`].
+    fn header(&self) -> Result<Header> {
+        if self.bytes.len() < REPLAY_LOG_HEADER_LEN {
+            return Err(self.truncated(self.bytes.len(), "header"));
         }
         if usize::from(self.u16_at(10)) != REPLAY_LOG_HEADER_LEN {
             return Err(self.corrupt(
@@ -230,13 +233,24 @@ impl Decoder<'_> {
         if !granule.is_power_of_two() {
             return Err(self.corrupt(20, format!("granule {granule} is not a power of two")));
         }
-        let accesses = self.u64_at(24);
-        let access_hash = self.u64_at(32);
-        let count = self.u64_at(40);
-        if b.len() < REPLAY_LOG_HEADER_LEN + TRAILER_LEN {
-            return Err(self.truncated(b.len(), "checksum trailer"));
+        Ok(Header {
+            thread,
+            threads,
+            granule,
+            accesses: self.u64_at(24),
+            access_hash: self.u64_at(32),
+            count: self.u64_at(40),
+        })
+    }
+
+    /// Positions the decoder on the first sync point and stops it at the
+    /// trailer; checks that `count` sync points can fit in between.
+    fn locate_sync_points(&mut self, count: u64) -> Result<()> {
+        let len = self.bytes.len();
+        if len < REPLAY_LOG_HEADER_LEN + TRAILER_LEN {
+            return Err(self.truncated(len, "checksum trailer"));
         }
-        self.end = b.len() - TRAILER_LEN;
+        self.end = len - TRAILER_LEN;
         self.pos = REPLAY_LOG_HEADER_LEN;
         // A sync point takes at least 5 bytes: bound the allocation by the file.
         let body = (self.end - self.pos) as u64;
@@ -246,81 +260,114 @@ impl Decoder<'_> {
                 format!("{count} sync points cannot fit in {body} bytes"),
             ));
         }
-        let mut sync_points = Vec::with_capacity(count as usize);
-        let mut expected = 0u64;
-        let mut addr = 0u64;
-        let mut site = 0u64;
-        for _ in 0..count {
-            let at = self.pos;
-            let delta = self.varint("sync point")?;
-            let index = expected
-                .checked_add(delta)
-                .filter(|&i| i < accesses)
+        Ok(())
+    }
+
+    /// The sync point at the current position; `previous` holds the
+    /// delta-coding state and is advanced past it.
+    fn sync_point(&mut self, header: &Header, previous: &mut Previous) -> Result<SyncPoint> {
+        let at = self.pos;
+        let delta = self.varint("sync point")?;
+        let index = previous
+            .expected
+            .checked_add(delta)
+            .filter(|&i| i < header.accesses)
+            .ok_or_else(|| {
+                self.corrupt(
+                    at,
+                    format!(
+                        "sync point index beyond the thread's {} accesses",
+                        header.accesses
+                    ),
+                )
+            })?;
+        previous.expected = index + 1;
+        let Some(&flags) = self.bytes[..self.end].get(self.pos) else {
+            return Err(self.truncated(at, "sync point"));
+        };
+        let kind = EventKind::from_code(flags & 0x3f).ok_or_else(|| {
+            self.corrupt(self.pos, format!("unknown event kind {}", flags & 0x3f))
+        })?;
+        let notify = Notify::from_code(flags >> 6)
+            .ok_or_else(|| self.corrupt(self.pos, "notify field 3 is undefined"))?;
+        self.pos += 1;
+        previous.addr = previous
+            .addr
+            .wrapping_add(unzigzag(self.varint("sync point")?));
+        previous.site = previous
+            .site
+            .wrapping_add(unzigzag(self.varint("sync point")?));
+        let waits = self.waits(header.threads)?;
+        Ok(SyncPoint {
+            index,
+            kind,
+            addr: previous.addr,
+            site: previous.site,
+            waits,
+            notify,
+        })
+    }
+
+    /// A sync point's wait list: its length, then (thread, index) pairs.
+    fn waits(&mut self, threads: u32) -> Result<Vec<EventRef>> {
+        let waits_at = self.pos;
+        let n_waits = self.varint("sync point")?;
+        // A wait takes at least 2 bytes: bound the allocation by the file.
+        if n_waits > (self.end - self.pos) as u64 / 2 {
+            return Err(self.truncated(waits_at, "wait list"));
+        }
+        let mut waits = Vec::with_capacity(n_waits as usize);
+        for _ in 0..n_waits {
+            let wait_at = self.pos;
+            let t = self.varint("wait")?;
+            let index = self.varint("wait")?;
+            let thread = u32::try_from(t)
+                .ok()
+                .filter(|&t| t < threads)
                 .ok_or_else(|| {
                     self.corrupt(
-                        at,
-                        format!("sync point index beyond the thread's {accesses} accesses"),
+                        wait_at,
+                        format!("wait on thread {t} of a trace of {threads} threads"),
                     )
                 })?;
-            expected = index + 1;
-            if self.pos >= self.end {
-                return Err(self.truncated(at, "sync point"));
-            }
-            let flags = b[self.pos];
-            let kind = EventKind::from_code(flags & 0x3f).ok_or_else(|| {
-                self.corrupt(self.pos, format!("unknown event kind {}", flags & 0x3f))
-            })?;
-            let notify = Notify::from_code(flags >> 6)
-                .ok_or_else(|| self.corrupt(self.pos, "notify field 3 is undefined"))?;
-            self.pos += 1;
-            addr = addr.wrapping_add(unzigzag(self.varint("sync point")?));
-            site = site.wrapping_add(unzigzag(self.varint("sync point")?));
-            let waits_at = self.pos;
-            let n_waits = self.varint("sync point")?;
-            if n_waits > (self.end - self.pos) as u64 / 2 {
-                return Err(self.truncated(waits_at, "wait list"));
-            }
-            let mut waits = Vec::with_capacity(n_waits as usize);
-            for _ in 0..n_waits {
-                let wait_at = self.pos;
-                let t = self.varint("wait")?;
-                let index = self.varint("wait")?;
-                let thread = u32::try_from(t)
-                    .ok()
-                    .filter(|&t| t < threads)
-                    .ok_or_else(|| {
-                        self.corrupt(
-                            wait_at,
-                            format!("wait on thread {t} of a trace of {threads} threads"),
-                        )
-                    })?;
-                waits.push(EventRef { thread, index });
-            }
-            sync_points.push(SyncPoint {
-                index,
-                kind,
-                addr,
-                site,
-                waits,
-                notify,
-            });
+            waits.push(EventRef { thread, index });
         }
+        Ok(waits)
+    }
+
+    /// Nothing between the last sync point and the trailer, and the
+    /// checksum matches.
+    fn trailer(&self) -> Result<()> {
         if self.pos != self.end {
             return Err(self.corrupt(self.pos, "bytes after the last sync point"));
         }
         let stored = self.u64_at(self.end);
-        if checksum(&b[..self.end]) != stored {
+        if fnv1a(&self.bytes[..self.end]) != stored {
             return Err(self.corrupt(self.end, "checksum does not match the contents"));
         }
-        Ok(ThreadLog {
-            thread,
-            threads,
-            granule,
-            accesses,
-            access_hash,
-            sync_points,
-        })
+        Ok(())
     }
+}
+
+/// The fixed header of a replay log, as read.
+struct Header {
+    thread: u32,
+    threads: u32,
+    granule: u32,
+    accesses: u64,
+    access_hash: u64,
+    /// Number of sync points that follow.
+    count: u64,
+}
+
+/// Delta-coding state of the sync points: each is stored relative to the
+/// one before (docs/FORMAT.md).
+#[derive(Default)]
+struct Previous {
+    /// The lowest index the next sync point can have.
+    expected: u64,
+    addr: u64,
+    site: u64,
 }
 
 /// Path of the split output of the trace at `trace`.
@@ -350,14 +397,15 @@ pub fn read_split(trace: &Path) -> Result<Vec<ThreadLog>> {
         }
         let log = ThreadLog::read(&path)?;
         if log.thread != t || log.threads != threads || log.granule != granule {
-            return Err(SplitError::Corrupt {
+            return Err(TraceError::Corrupt {
                 path,
                 offset: 12,
                 what: format!(
                     "header says thread {} of {} at granule {}, expected thread {t} of {threads} at granule {granule}",
                     log.thread, log.threads, log.granule
                 ),
-            });
+            }
+            .into());
         }
         logs.push(log);
     }
@@ -424,6 +472,70 @@ mod tests {
         assert_eq!(ThreadLog::decode(&bytes, Path::new("x")).unwrap(), log);
     }
 
+    /// The bytes of a replay log are pinned: a change here is a format
+    /// change (docs/FORMAT.md, "Split logs") and needs a version bump.
+    #[test]
+    fn encoding_is_the_documented_one() {
+        let waits = |w: &[(u32, u64)]| {
+            w.iter()
+                .map(|&(thread, index)| EventRef { thread, index })
+                .collect()
+        };
+        let point = |index, kind, addr, site, w: &[(u32, u64)], notify| SyncPoint {
+            index,
+            kind,
+            addr,
+            site,
+            waits: waits(w),
+            notify,
+        };
+        let log = ThreadLog {
+            thread: 1,
+            threads: 3,
+            granule: 8,
+            accesses: 1 << 41,
+            access_hash: 0xdead_beef,
+            sync_points: vec![
+                point(
+                    0,
+                    EventKind::ThreadStart,
+                    0x5000,
+                    0x5555_0000_1234,
+                    &[(0, 7)],
+                    Notify::None,
+                ),
+                point(
+                    300,
+                    EventKind::Write,
+                    0x10,
+                    0x5555_0000_1000,
+                    &[],
+                    Notify::Broadcast,
+                ),
+                point(
+                    1 << 40,
+                    EventKind::MutexLock,
+                    u64::MAX,
+                    0,
+                    &[(2, 1 << 40), (0, 8)],
+                    Notify::Signal,
+                ),
+            ],
+        };
+        let hex: String = log.encode().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(
+            hex,
+            "52524c4954450053010030000100000003000000080000000000000000020000\
+             efbeadde000000000300000000000000001780c002e8c88080a0d52a010007ab\
+             0282dfbf02e70800d3fdffffff1f4621ffbf8080a0d52a020280808080802000\
+             0854af43e1a90ac7fd"
+        );
+        assert_eq!(
+            ThreadLog::decode(&log.encode(), Path::new("x")).unwrap(),
+            log
+        );
+    }
+
     #[test]
     fn every_truncation_is_an_error_naming_file_and_offset() {
         let bytes = sample().encode();
@@ -434,7 +546,7 @@ mod tests {
             assert!(
                 matches!(
                     err,
-                    SplitError::Truncated { .. } | SplitError::Corrupt { .. }
+                    SplitError::Trace(TraceError::Truncated { .. } | TraceError::Corrupt { .. })
                 ),
                 "len {len}: {msg}"
             );
@@ -447,11 +559,11 @@ mod tests {
         bytes[8] = 2;
         assert!(matches!(
             ThreadLog::decode(&bytes, Path::new("x")).unwrap_err(),
-            SplitError::NewerVersion { found: 2, .. }
+            SplitError::Trace(TraceError::NewerVersion { found: 2, .. })
         ));
         assert!(matches!(
             ThreadLog::decode(b"\x7fELF\x02\x01\x01\0\0\0\0", Path::new("x")).unwrap_err(),
-            SplitError::BadMagic { .. }
+            SplitError::Trace(TraceError::BadMagic { .. })
         ));
     }
 

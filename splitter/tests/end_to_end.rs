@@ -7,8 +7,8 @@ use std::path::Path;
 
 use rr_lite_splitter::replay_log::{SPLIT_TMP_DIR, STATS_FILE};
 use rr_lite_splitter::{
-    Algorithm, EventRef, Notify, Reduction, SPLIT_DIR, SplitError, SplitOptions, ThreadLog,
-    analyze_events, read_split, replay_log_name, split_trace, thread_logs_from_events,
+    Algorithm, EventRef, NoProgress, Notify, Reduction, SPLIT_DIR, SplitError, SplitOptions,
+    ThreadLog, analyze_events, read_split, replay_log_name, split_trace, thread_logs_from_events,
 };
 use rr_lite_trace::{
     ACCESS_HASH_SEED, EventKind, RecordedEvent, TraceDir, TraceError, fold_access_hash,
@@ -31,7 +31,7 @@ fn split_dir_events(
     let dir = tempfile::tempdir().unwrap();
     common::write_trace(dir.path(), threads, events);
     let trace = TraceDir::open(dir.path()).unwrap();
-    split_trace(&trace, options, None).unwrap();
+    split_trace(&trace, options, &NoProgress).unwrap();
     let logs = read_split(dir.path()).unwrap();
     (dir, logs)
 }
@@ -135,9 +135,9 @@ fn resplit_replaces_the_previous_output() {
         reduction: Reduction::None,
         ..SplitOptions::default()
     };
-    split_trace(&trace, &none, None).unwrap();
+    split_trace(&trace, &none, &NoProgress).unwrap();
     let with_none = read_split(dir.path()).unwrap();
-    split_trace(&trace, &SplitOptions::default(), None).unwrap();
+    split_trace(&trace, &SplitOptions::default(), &NoProgress).unwrap();
     let with_vc = read_split(dir.path()).unwrap();
     assert_eq!(with_none[1].sync_points.len(), 2);
     assert_eq!(with_vc[1].sync_points.len(), 1);
@@ -152,7 +152,7 @@ fn missing_thread_log_is_an_error_and_writes_nothing() {
     std::fs::remove_file(dir.path().join("thread-0001.log")).unwrap();
     let err = TraceDir::open(dir.path())
         .map_err(SplitError::from)
-        .and_then(|t| split_trace(&t, &SplitOptions::default(), None))
+        .and_then(|t| split_trace(&t, &SplitOptions::default(), &NoProgress))
         .unwrap_err();
     assert!(err.to_string().contains("thread-0001.log"), "{err}");
     assert_no_output(dir.path());
@@ -174,7 +174,7 @@ fn truncated_thread_log_is_an_error_and_writes_nothing() {
     bytes.truncate(bytes.len() - 16 - 2);
     std::fs::write(&path, bytes).unwrap();
     let trace = TraceDir::open(dir.path()).unwrap();
-    let err = split_trace(&trace, &SplitOptions::default(), None).unwrap_err();
+    let err = split_trace(&trace, &SplitOptions::default(), &NoProgress).unwrap_err();
     assert!(
         matches!(err, SplitError::Trace(TraceError::Truncated { .. })),
         "{err}"
@@ -201,7 +201,7 @@ fn newer_trace_version_is_an_error() {
     bytes[8] = 42;
     std::fs::write(&path, bytes).unwrap();
     let trace = TraceDir::open(dir.path()).unwrap();
-    let err = split_trace(&trace, &SplitOptions::default(), None).unwrap_err();
+    let err = split_trace(&trace, &SplitOptions::default(), &NoProgress).unwrap_err();
     assert!(
         matches!(err, SplitError::Trace(TraceError::NewerVersion { .. })),
         "{err}"
@@ -262,7 +262,8 @@ fn topology_exports_dot_and_json() {
     let dir = tempfile::tempdir().unwrap();
     common::write_trace(dir.path(), 3, &events);
     let trace = TraceDir::open(dir.path()).unwrap();
-    let split = rr_lite_splitter::analyze_trace(&trace, &SplitOptions::default(), None).unwrap();
+    let split =
+        rr_lite_splitter::analyze_trace(&trace, &SplitOptions::default(), &NoProgress).unwrap();
     let topology = split.topology();
     let labeller = |site: u64| format!("prog.c:{}", site & 0xff);
     let json = topology.to_json(Some(&labeller));
@@ -286,4 +287,35 @@ fn topology_exports_dot_and_json() {
     assert!(dot.contains("write"));
     // Nothing was written by the analysis alone.
     assert_no_output(dir.path());
+}
+
+/// Everything a split reports, in order.
+#[derive(Default)]
+struct RecordedProgress(std::cell::RefCell<Vec<String>>);
+
+impl rr_lite_splitter::Progress for RecordedProgress {
+    fn start(&self, total: Option<u64>) {
+        self.0.borrow_mut().push(format!("start {total:?}"));
+    }
+    fn entries_read(&self, done: u64) {
+        self.0.borrow_mut().push(format!("read {done}"));
+    }
+    fn stage(&self, stage: rr_lite_splitter::Stage) {
+        self.0.borrow_mut().push(stage.to_string());
+    }
+}
+
+#[test]
+fn split_reports_its_progress() {
+    let events = common::events(&[(0, Write, X, 8), (1, Read, X, 8), (0, Write, Y, 8)]);
+    let dir = tempfile::tempdir().unwrap();
+    // No header.json: the total is unknown, as for an unfinished recording.
+    common::write_trace(dir.path(), 2, &events);
+    let trace = TraceDir::open(dir.path()).unwrap();
+    let progress = RecordedProgress::default();
+    split_trace(&trace, &SplitOptions::default(), &progress).unwrap();
+    assert_eq!(
+        progress.0.into_inner(),
+        ["start None", "read 3", "placing sync points", "writing"]
+    );
 }

@@ -4,13 +4,15 @@
 //! module has debug information, into a demangled function name and
 //! file:line (via addr2line, which demangles Rust and C++ names).
 
+#![forbid(unsafe_code)]
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// A problem reading the module map.
 #[derive(Debug, thiserror::Error)]
 pub enum SymbolsError {
-    #[error("{}: {source}", path.display())]
+    #[error("cannot read {}", path.display())]
     Io {
         path: PathBuf,
         #[source]

@@ -118,6 +118,22 @@ fn tail(s: &str, n: usize) -> &str {
     &s[start..]
 }
 
+/// Panics, saying why, unless `tool --version` runs. A test that needs a
+/// tool beyond gcc calls this first: build.rs has it ignored when the tool
+/// was missing at build time, so getting here without the tool means
+/// `require_env`=1 asked for it (or it was removed since the build).
+pub fn require_tool(tool: &str, require_env: &str) {
+    let runs = Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        runs,
+        "{tool} is needed by this test and `{tool} --version` does not run: install it, \
+         or unset {require_env} to have the tests that need it ignored"
+    );
+}
+
 /// Compiles `tests/c/<name>.c` with `rr-lite cc -O2 -g -pthread` (and the
 /// real compiler `compiler`, when given, through RR_LITE_CC) into the
 /// scratch directory, once per test process; returns the executable.
@@ -379,109 +395,147 @@ fn check_numbering(events: &[Event]) -> Result<(), String> {
     Ok(())
 }
 
-#[derive(Default)]
-struct RwState {
-    writer: Option<u32>,
-    readers: BTreeMap<u32, u32>,
-}
-
 fn check_locks(events: &[Event]) -> Result<(), String> {
-    // Mutexes and spin locks: address -> (holder, event that took it).
-    let mut mutexes: HashMap<u64, (u32, u64)> = HashMap::new();
-    let mut spins: HashMap<u64, (u32, u64)> = HashMap::new();
+    let mut mutexes = ExclusiveLocks::new("mutex");
+    let mut spins = ExclusiveLocks::new("spin lock");
     let mut rwlocks: HashMap<u64, RwState> = HashMap::new();
-    let acquire = |table: &mut HashMap<u64, (u32, u64)>, e: &Event, what: &str| {
-        if let Some((holder, since)) = table.get(&e.addr) {
-            return Err(format!(
-                "{what} {:#x} acquired while held: {} while thread {holder} holds it since #{since}",
-                e.addr,
-                e.short()
-            ));
-        }
-        table.insert(e.addr, (e.thread, e.seq));
-        Ok(())
-    };
-    let release = |table: &mut HashMap<u64, (u32, u64)>, e: &Event, what: &str| match table
-        .get(&e.addr)
-    {
-        Some(&(holder, _)) if holder == e.thread => {
-            table.remove(&e.addr);
-            Ok(())
-        }
-        Some(&(holder, since)) => Err(format!(
-            "{what} {:#x} released by a thread that does not hold it: {} (held by thread {holder} since #{since})",
-            e.addr,
-            e.short()
-        )),
-        None => Err(format!(
-            "{what} {:#x} released while not held: {}",
-            e.addr,
-            e.short()
-        )),
-    };
     for e in events {
         match e.kind.as_str() {
-            "mutex-lock" => acquire(&mut mutexes, e, "mutex")?,
-            "mutex-trylock" if e.payload == Some(0) => acquire(&mut mutexes, e, "mutex")?,
-            "mutex-unlock" => release(&mut mutexes, e, "mutex")?,
-            "spin-lock" if e.payload == Some(0) => acquire(&mut spins, e, "spin lock")?,
-            "spin-unlock" => release(&mut spins, e, "spin lock")?,
+            "mutex-lock" => mutexes.acquire(e)?,
+            "mutex-trylock" if e.payload == Some(0) => mutexes.acquire(e)?,
+            "mutex-unlock" => mutexes.release(e)?,
+            "spin-lock" if e.payload == Some(0) => spins.acquire(e)?,
+            "spin-unlock" => spins.release(e)?,
             "rwlock-wrlock" if e.payload == Some(0) => {
-                let st = rwlocks.entry(e.addr).or_default();
-                if st.writer.is_some() || !st.readers.is_empty() {
-                    return Err(format!(
-                        "rwlock {:#x} write-locked while held (writer {:?}, readers {:?}): {}",
-                        e.addr,
-                        st.writer,
-                        st.readers.keys().collect::<Vec<_>>(),
-                        e.short()
-                    ));
-                }
-                st.writer = Some(e.thread);
+                rwlocks.entry(e.addr).or_default().write_lock(e)?
             }
             "rwlock-rdlock" if e.payload == Some(0) => {
-                let st = rwlocks.entry(e.addr).or_default();
-                if let Some(w) = st.writer {
-                    return Err(format!(
-                        "rwlock {:#x} read-locked while thread {w} holds it for writing: {}",
-                        e.addr,
-                        e.short()
-                    ));
-                }
-                *st.readers.entry(e.thread).or_insert(0) += 1;
+                rwlocks.entry(e.addr).or_default().read_lock(e)?
             }
-            "rwlock-wrunlock" => {
-                let st = rwlocks.entry(e.addr).or_default();
-                if st.writer != Some(e.thread) {
-                    return Err(format!(
-                        "rwlock {:#x} write-unlocked by a thread that is not its writer ({:?}): {}",
-                        e.addr,
-                        st.writer,
-                        e.short()
-                    ));
-                }
-                st.writer = None;
-            }
-            "rwlock-rdunlock" => {
-                let st = rwlocks.entry(e.addr).or_default();
-                match st.readers.get_mut(&e.thread) {
-                    Some(n) if *n > 1 => *n -= 1,
-                    Some(_) => {
-                        st.readers.remove(&e.thread);
-                    }
-                    None => {
-                        return Err(format!(
-                            "rwlock {:#x} read-unlocked by a thread that holds no read lock: {}",
-                            e.addr,
-                            e.short()
-                        ));
-                    }
-                }
-            }
+            "rwlock-wrunlock" => rwlocks.entry(e.addr).or_default().write_unlock(e)?,
+            "rwlock-rdunlock" => rwlocks.entry(e.addr).or_default().read_unlock(e)?,
             _ => {}
         }
     }
     Ok(())
+}
+
+/// Locks of one kind that one thread holds at a time (mutexes, spin locks):
+/// address -> (holder, seq of the event that took it).
+struct ExclusiveLocks {
+    /// What the locks are, for messages.
+    what: &'static str,
+    held: HashMap<u64, (u32, u64)>,
+}
+
+impl ExclusiveLocks {
+    fn new(what: &'static str) -> ExclusiveLocks {
+        ExclusiveLocks {
+            what,
+            held: HashMap::new(),
+        }
+    }
+
+    fn acquire(&mut self, e: &Event) -> Result<(), String> {
+        if let Some((holder, since)) = self.held.get(&e.addr) {
+            return Err(format!(
+                "{} {:#x} acquired while held: {} while thread {holder} holds it since #{since}",
+                self.what,
+                e.addr,
+                e.short()
+            ));
+        }
+        self.held.insert(e.addr, (e.thread, e.seq));
+        Ok(())
+    }
+
+    fn release(&mut self, e: &Event) -> Result<(), String> {
+        match self.held.get(&e.addr) {
+            Some(&(holder, _)) if holder == e.thread => {
+                self.held.remove(&e.addr);
+                Ok(())
+            }
+            Some(&(holder, since)) => Err(format!(
+                "{} {:#x} released by a thread that does not hold it: {} (held by thread {holder} since #{since})",
+                self.what,
+                e.addr,
+                e.short()
+            )),
+            None => Err(format!(
+                "{} {:#x} released while not held: {}",
+                self.what,
+                e.addr,
+                e.short()
+            )),
+        }
+    }
+}
+
+/// One read-write lock: one writer or any number of readers (a thread may
+/// hold several read locks).
+#[derive(Default)]
+struct RwState {
+    writer: Option<u32>,
+    /// Reader -> how many read locks it holds.
+    readers: BTreeMap<u32, u32>,
+}
+
+impl RwState {
+    fn write_lock(&mut self, e: &Event) -> Result<(), String> {
+        if self.writer.is_some() || !self.readers.is_empty() {
+            return Err(format!(
+                "rwlock {:#x} write-locked while held (writer {:?}, readers {:?}): {}",
+                e.addr,
+                self.writer,
+                self.readers.keys().collect::<Vec<_>>(),
+                e.short()
+            ));
+        }
+        self.writer = Some(e.thread);
+        Ok(())
+    }
+
+    fn read_lock(&mut self, e: &Event) -> Result<(), String> {
+        if let Some(w) = self.writer {
+            return Err(format!(
+                "rwlock {:#x} read-locked while thread {w} holds it for writing: {}",
+                e.addr,
+                e.short()
+            ));
+        }
+        *self.readers.entry(e.thread).or_insert(0) += 1;
+        Ok(())
+    }
+
+    fn write_unlock(&mut self, e: &Event) -> Result<(), String> {
+        if self.writer != Some(e.thread) {
+            return Err(format!(
+                "rwlock {:#x} write-unlocked by a thread that is not its writer ({:?}): {}",
+                e.addr,
+                self.writer,
+                e.short()
+            ));
+        }
+        self.writer = None;
+        Ok(())
+    }
+
+    fn read_unlock(&mut self, e: &Event) -> Result<(), String> {
+        match self.readers.get_mut(&e.thread) {
+            Some(n) if *n > 1 => *n -= 1,
+            Some(_) => {
+                self.readers.remove(&e.thread);
+            }
+            None => {
+                return Err(format!(
+                    "rwlock {:#x} read-unlocked by a thread that holds no read lock: {}",
+                    e.addr,
+                    e.short()
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 fn check_threads(events: &[Event]) -> Result<(), String> {

@@ -1,24 +1,30 @@
 //! The per-thread log codec: a fixed 64-byte header, then variable-length
 //! entries. The byte layout is specified in docs/FORMAT.md; this module is
 //! its only implementation, shared by the runtime (encoder, allocation-free)
-//! and every reader (decoder, never panics on bad bytes).
+//! and every reader (decoder, never panics on bad bytes). Its [`varint`] and
+//! [`checksum`] submodules are the primitives every rr-lite binary format
+//! shares, the splitter's replay logs included.
 //!
 //! Crash safety: an entry's tag byte is written last, after its body, and a
 //! zero tag means "end of log". The runtime writes into a shared file mapping,
 //! so whatever a killed process had finished writing is in the file, and a
 //! half-written entry still reads as the end.
 
+pub mod checksum;
+pub mod varint;
+
 use crate::event::EventKind;
+use varint::{VarintError, unzigzag, zigzag};
 
 /// First eight bytes of every thread log.
 pub const THREAD_LOG_MAGIC: [u8; 8] = *b"RRLITE\0T";
 /// Version of the thread log and trace directory format. Readers reject
 /// larger versions; see docs/FORMAT.md for the rule.
-pub const FORMAT_VERSION: u16 = 1;
+pub const FORMAT_VERSION: u16 = 2;
 /// Size of the thread log header.
 pub const HEADER_LEN: usize = 64;
 /// Longest possible entry: tag + five 10-byte varints.
-pub const MAX_ENTRY_LEN: usize = 1 + 5 * 10;
+pub const MAX_ENTRY_LEN: usize = 1 + 5 * varint::MAX_LEN;
 /// Tag of a padding byte run: the rest of the chunk is unused.
 pub const PAD_TAG: u8 = 0xff;
 /// Marks "no parent" (the main thread) in the header.
@@ -140,43 +146,15 @@ fn size_class(size: u64) -> u8 {
     }
 }
 
-fn zigzag(delta: u64) -> u64 {
-    let d = delta as i64;
-    ((d << 1) ^ (d >> 63)) as u64
-}
-
-fn unzigzag(z: u64) -> u64 {
-    ((z >> 1) as i64 ^ -((z & 1) as i64)) as u64
-}
-
-/// Writes `v` as LEB128 at `buf[pos..]`, returns the new position.
-/// `buf` must have room (callers reserve [`MAX_ENTRY_LEN`]).
-fn put_varint(buf: &mut [u8], mut pos: usize, mut v: u64) -> usize {
-    while v >= 0x80 {
-        buf[pos] = (v as u8) | 0x80;
-        v >>= 7;
-        pos += 1;
-    }
-    buf[pos] = v as u8;
-    pos + 1
-}
-
+/// Reads the varint at `buf[*pos..]` and moves `pos` past it.
 fn get_varint(buf: &[u8], pos: &mut usize) -> Result<u64, DecodeError> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let Some(&byte) = buf.get(*pos) else {
-            return Err(DecodeError::Truncated("entry"));
-        };
-        *pos += 1;
-        if shift == 63 && byte > 1 {
-            return Err(DecodeError::Corrupt("varint overflows 64 bits"));
-        }
-        v |= u64::from(byte & 0x7f) << shift;
-        if byte & 0x80 == 0 {
-            return Ok(v);
-        }
-    }
-    Err(DecodeError::Corrupt("varint longer than 10 bytes"))
+    let rest = buf.get(*pos..).unwrap_or_default();
+    let (v, len) = varint::decode(rest).map_err(|e| match e {
+        VarintError::Truncated => DecodeError::Truncated("entry"),
+        VarintError::Overflow => DecodeError::Corrupt("varint overflows 64 bits"),
+    })?;
+    *pos += len;
+    Ok(v)
 }
 
 /// Encodes `e` into `buf` (at least [`MAX_ENTRY_LEN`] bytes), writing the tag
@@ -187,14 +165,14 @@ pub fn encode_entry(buf: &mut [u8], state: &mut DeltaState, e: &Entry) -> usize 
     debug_assert!(e.clock > state.clock, "clocks must grow within a thread");
     let class = size_class(e.size);
     let mut pos = 1;
-    pos = put_varint(buf, pos, e.clock.wrapping_sub(state.clock));
-    pos = put_varint(buf, pos, zigzag(e.addr.wrapping_sub(state.addr)));
+    pos += varint::write(&mut buf[pos..], e.clock.wrapping_sub(state.clock));
+    pos += varint::write(&mut buf[pos..], zigzag(e.addr.wrapping_sub(state.addr)));
     if class == SIZE_EXPLICIT {
-        pos = put_varint(buf, pos, e.size);
+        pos += varint::write(&mut buf[pos..], e.size);
     }
-    pos = put_varint(buf, pos, zigzag(e.site.wrapping_sub(state.site)));
+    pos += varint::write(&mut buf[pos..], zigzag(e.site.wrapping_sub(state.site)));
     if e.kind.has_payload() {
-        pos = put_varint(buf, pos, e.payload);
+        pos += varint::write(&mut buf[pos..], e.payload);
     }
     *state = DeltaState {
         clock: e.clock,

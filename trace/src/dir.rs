@@ -23,8 +23,17 @@ pub const INCOMPLETE_FILE: &str = "incomplete";
 /// Replaces [`INCOMPLETE_FILE`] once the recording is finalised.
 pub const VERSION_FILE: &str = "version";
 pub const HEADER_FILE: &str = "header.json";
+/// Written by the runtime while recording when the program did something
+/// the trace cannot hold (a thread the runtime did not start ran
+/// instrumented code, the program forked): one line per problem, naming
+/// it. The recorder copies the lines into the header's problems, so the
+/// trace is not replayable (`ok` is false).
+pub const PROBLEMS_FILE: &str = "problems";
 /// Copy of the recorded process's `/proc/self/maps`, for symbolising sites.
 pub const MAPS_FILE: &str = "maps";
+/// Every byte the program read from its standard input, which the recorder
+/// passes through a pipe; replay feeds it back the same way.
+pub const STDIN_FILE: &str = "stdin";
 /// Name of the link to the newest trace, in the traces' base directory.
 pub const LATEST_LINK: &str = "latest-trace";
 /// Environment variable naming the base directory of traces.
@@ -55,15 +64,32 @@ pub fn default_base_dir() -> PathBuf {
     PathBuf::from(home).join(".local/share/rr-lite")
 }
 
-/// The trace a command works on: the one given, else the latest.
+/// The trace a command works on: the one given (a path, or a bare name
+/// such as `prog-3` that `record` printed, looked up in the traces' base
+/// directory), else the latest.
 pub fn resolve_trace(arg: Option<&Path>) -> Result<PathBuf> {
     if let Some(p) = arg {
-        return Ok(p.to_path_buf());
+        return Ok(resolve_name(p));
     }
     let link = default_base_dir().join(LATEST_LINK);
     match std::fs::canonicalize(&link) {
         Ok(p) => Ok(p),
         Err(_) => Err(TraceError::NoLatestTrace { path: link }),
+    }
+}
+
+/// `name` itself if it exists or has a directory part, else the trace of
+/// that name in the base directory when there is one.
+fn resolve_name(name: &Path) -> PathBuf {
+    let bare = name.components().count() == 1 && !name.starts_with(".");
+    if name.exists() || !bare {
+        return name.to_path_buf();
+    }
+    let named = default_base_dir().join(name);
+    if named.exists() {
+        named
+    } else {
+        name.to_path_buf()
     }
 }
 
@@ -93,7 +119,7 @@ impl TraceDir {
     }
 
     fn open_with(path: &Path, finalising: bool) -> Result<TraceDir> {
-        let meta = std::fs::metadata(path).map_err(TraceError::io(path))?;
+        let meta = std::fs::metadata(path).map_err(TraceError::io("open", path))?;
         if !meta.is_dir() {
             return Err(TraceError::NotATrace {
                 path: path.to_path_buf(),
@@ -144,7 +170,7 @@ impl TraceDir {
                 })
             };
         };
-        let text = std::fs::read_to_string(&version).map_err(TraceError::io(&version))?;
+        let text = std::fs::read_to_string(&version).map_err(TraceError::io("read", &version))?;
         let found: u64 = text.trim().parse().map_err(|_| TraceError::Corrupt {
             path: version.clone(),
             offset: 0,
@@ -163,8 +189,8 @@ impl TraceDir {
     /// Threads are numbered densely from 0; count the logs present.
     fn count_thread_logs(path: &Path) -> Result<u32> {
         let mut max = None;
-        for entry in std::fs::read_dir(path).map_err(TraceError::io(path))? {
-            let entry = entry.map_err(TraceError::io(path))?;
+        for entry in std::fs::read_dir(path).map_err(TraceError::io("list", path))? {
+            let entry = entry.map_err(TraceError::io("list", path))?;
             if let Some(t) = entry.file_name().to_str().and_then(parse_thread_log_name) {
                 max = max.max(Some(t));
             }

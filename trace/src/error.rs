@@ -1,19 +1,30 @@
-//! Errors of reading and writing trace directories. Every variant names the
-//! file, and where it applies the byte offset, so a user can tell what is
-//! wrong with which file.
+//! Errors of reading and writing trace directories, and the format errors of
+//! every rr-lite file (the splitter's replay logs wrap these too). Every
+//! variant names the file, and where it applies the byte offset, so a user
+//! can tell what is wrong with which file.
+//!
+//! A variant that wraps another error says what failed and on which file,
+//! and leaves why to its `source()`: the message does not repeat the source,
+//! so a caller printing the chain shows each cause once.
 
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
-    #[error("{}: {source}", path.display())]
+    /// `action` is a verb phrase: "read", "create", "rename"...
+    #[error("cannot {action} {}", path.display())]
     Io {
+        action: &'static str,
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("{}: not an rr-lite thread log (bad magic number)", path.display())]
-    BadMagic { path: PathBuf },
+    /// `expected` says what the file should have been: "thread log"...
+    #[error("{}: not an rr-lite {expected} (bad magic number)", path.display())]
+    BadMagic {
+        path: PathBuf,
+        expected: &'static str,
+    },
     #[error(
         "{}: written by a newer rr-lite (format version {found}, this build reads up to {supported})",
         path.display()
@@ -46,10 +57,18 @@ pub enum TraceError {
 }
 
 impl TraceError {
-    /// Wraps an I/O error with the file it concerns.
-    pub fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> TraceError {
+    /// Wraps an I/O error with what was being done (a verb phrase: "read",
+    /// "create", "rename"...) and the file it concerns.
+    pub fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> TraceError {
         let path = path.into();
-        move |source| TraceError::Io { path, source }
+        move |source| TraceError::Io {
+            action,
+            path,
+            source,
+        }
     }
 }
 

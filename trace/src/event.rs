@@ -146,6 +146,14 @@ event_kinds! {
     /// A fatal signal was delivered to this thread; address: the faulting
     /// address (si_addr); site: the faulting instruction; payload: the signal.
     FatalSignal = 33, Read, true, "fatal-signal";
+    /// A call that gives out descriptors (open, socket, pipe, dup, accept,
+    /// fopen...); address: the descriptor table's pseudo-address; payload:
+    /// the descriptor (two, `first | second << 32`, for pipe and
+    /// socketpair), or -errno as a 64-bit two's complement if it failed.
+    DescriptorOpen = 34, ReadModifyWrite, true, "descriptor-open";
+    /// close() or fclose(); address: the descriptor table's pseudo-address;
+    /// payload: 0, or -errno if it failed.
+    DescriptorClose = 35, ReadModifyWrite, true, "descriptor-close";
 }
 
 impl EventKind {
@@ -179,6 +187,30 @@ pub mod pseudo {
     pub const CLOCK: u64 = BASE + 2 * STRIDE;
     /// The process as a whole (exit).
     pub const PROCESS: u64 = BASE + 3 * STRIDE;
+    /// The process's descriptor table: every call that gives out or frees
+    /// descriptor numbers is ordered on it, as the kernel hands out the
+    /// lowest free number.
+    pub const DESCRIPTORS: u64 = BASE + 4 * STRIDE;
+    /// The process's memory mappings: mmap, munmap and mremap are ordered on
+    /// it (allocator-style events, the address as the payload), as the
+    /// kernel picks addresses from what is mapped.
+    pub const MAPPINGS: u64 = BASE + 12 * STRIDE;
+    /// OpenMP (libgomp): a team's start, written by the thread that starts
+    /// the parallel region, read by every member as it begins.
+    pub const OMP_FORK: u64 = BASE + 5 * STRIDE;
+    /// OpenMP: written by every member as it ends its part of a region,
+    /// read by the starting thread once the region is over.
+    pub const OMP_JOIN: u64 = BASE + 6 * STRIDE;
+    /// OpenMP barriers (explicit, and the ones ending worksharing).
+    pub const OMP_BARRIER: u64 = BASE + 7 * STRIDE;
+    /// OpenMP unnamed `critical` sections.
+    pub const OMP_CRITICAL: u64 = BASE + 8 * STRIDE;
+    /// OpenMP `atomic` constructs that libgomp implements with its lock.
+    pub const OMP_ATOMIC: u64 = BASE + 9 * STRIDE;
+    /// OpenMP worksharing state: loop chunks, sections, `single` winners.
+    pub const OMP_WORKSHARE: u64 = BASE + 10 * STRIDE;
+    /// OpenMP `ordered` regions.
+    pub const OMP_ORDERED: u64 = BASE + 11 * STRIDE;
     const FD_BASE: u64 = BASE + 0x1000_0000;
     const THREAD_START_BASE: u64 = BASE + 0x2000_0000;
     const THREAD_EXIT_BASE: u64 = BASE + 0x3000_0000;
@@ -208,6 +240,15 @@ pub mod pseudo {
             RANDOM => Some("<random>".into()),
             CLOCK => Some("<clock>".into()),
             PROCESS => Some("<process>".into()),
+            DESCRIPTORS => Some("<descriptor table>".into()),
+            MAPPINGS => Some("<mappings>".into()),
+            OMP_FORK => Some("<omp fork>".into()),
+            OMP_JOIN => Some("<omp join>".into()),
+            OMP_BARRIER => Some("<omp barrier>".into()),
+            OMP_CRITICAL => Some("<omp critical>".into()),
+            OMP_ATOMIC => Some("<omp atomic>".into()),
+            OMP_WORKSHARE => Some("<omp workshare>".into()),
+            OMP_ORDERED => Some("<omp ordered>".into()),
             _ => {
                 if let Some(n) = family(FD_BASE) {
                     Some(format!("<fd {n}>"))

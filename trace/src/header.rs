@@ -32,6 +32,19 @@ impl ProgramEnding {
     }
 }
 
+impl From<std::process::ExitStatus> for ProgramEnding {
+    fn from(status: std::process::ExitStatus) -> ProgramEnding {
+        use std::os::unix::process::ExitStatusExt;
+        match (status.code(), status.signal()) {
+            (Some(code), _) => ProgramEnding::Exited { code },
+            (None, Some(signal)) => ProgramEnding::Signaled { signal },
+            // Neither: a stopped or continued status, which waiting for the
+            // end of a process does not return.
+            (None, None) => ProgramEnding::Exited { code: -1 },
+        }
+    }
+}
+
 /// Contents of `header.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TraceHeader {
@@ -69,7 +82,7 @@ pub struct TraceHeader {
 
 impl TraceHeader {
     pub fn read(path: &Path) -> Result<TraceHeader> {
-        let text = std::fs::read_to_string(path).map_err(TraceError::io(path))?;
+        let text = std::fs::read_to_string(path).map_err(TraceError::io("read", path))?;
         let bad = |what: String| TraceError::BadHeader {
             path: path.to_path_buf(),
             what,
@@ -109,7 +122,29 @@ impl TraceHeader {
             path: path.to_path_buf(),
             what: e.to_string(),
         })?;
-        std::fs::write(&tmp, text + "\n").map_err(TraceError::io(&tmp))?;
-        std::fs::rename(&tmp, path).map_err(TraceError::io(path))
+        std::fs::write(&tmp, text + "\n").map_err(TraceError::io("write", &tmp))?;
+        std::fs::rename(&tmp, path).map_err(TraceError::io("move into place", path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::ExitStatus;
+
+    use super::ProgramEnding;
+
+    #[test]
+    fn exit_status_to_program_ending() {
+        // Raw wait statuses: exit code in the second byte, signal in the first.
+        assert_eq!(
+            ProgramEnding::from(ExitStatus::from_raw(3 << 8)),
+            ProgramEnding::Exited { code: 3 }
+        );
+        assert_eq!(
+            ProgramEnding::from(ExitStatus::from_raw(11)),
+            ProgramEnding::Signaled { signal: 11 }
+        );
+        assert_eq!(ProgramEnding::Signaled { signal: 11 }.shell_status(), 139);
     }
 }

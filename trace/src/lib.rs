@@ -6,6 +6,8 @@
 //! The encoder ([`codec::encode_entry`]) never allocates: the injected
 //! runtime calls it from its hooks.
 
+#![forbid(unsafe_code)]
+
 pub mod codec;
 pub mod dir;
 pub mod error;
@@ -13,6 +15,7 @@ pub mod event;
 pub mod header;
 pub mod plan;
 pub mod reader;
+pub mod state;
 
 pub use dir::{GlobalOrder, OrderedEvent, TraceDir, resolve_trace};
 pub use error::{Result, TraceError};

@@ -8,14 +8,12 @@
 //! fixed size so the runtime can use the mapped file in place, without
 //! decoding or allocating.
 //!
-//! The state file is shared (mapped) by every thread of the replayed program
-//! and read by the replayer: per-thread progress counters (what waits wait
-//! on), wait status for the deadlock watchdog, and the divergence report.
+//! The state file the replayed program shares with the replayer is in
+//! [`crate::state`].
 
 use crate::event::EventKind;
 
 pub const PLAN_MAGIC: [u8; 8] = *b"RRLITE\0P";
-pub const STATE_MAGIC: [u8; 8] = *b"RRLITE\0R";
 pub const PLAN_VERSION: u16 = 1;
 pub const PLAN_HEADER_LEN: usize = 64;
 pub const POINT_LEN: usize = 40;
@@ -24,8 +22,6 @@ pub const WAIT_LEN: usize = 16;
 pub fn plan_name(t: u32) -> String {
     format!("thread-{t:04}.plan")
 }
-/// Name of the state file inside a replay session directory.
-pub const STATE_FILE: &str = "state";
 /// Environment variable naming the replay session (16 hex digits). The
 /// recorder sets a placeholder of the same length, so the program's
 /// environment, and with it its stack layout, is byte-for-byte the same size
@@ -76,7 +72,15 @@ impl PlanVariant {
         .find(|v| *v as u32 == code)
     }
 
-    /// Directory of these plans inside the trace.
+    /// Whether these plans are kept in the trace for later replays. Verify
+    /// plans have a point per event (eight times the thread logs): they are
+    /// built into the replay session's directory and go with it.
+    pub fn kept_in_trace(self) -> bool {
+        self != PlanVariant::Verify
+    }
+
+    /// Directory of these plans inside the trace (or, when not kept, inside
+    /// the replay session's directory).
     pub fn dir_name(self) -> &'static str {
         match self {
             PlanVariant::Parallel => "plans-parallel",
@@ -95,7 +99,7 @@ pub enum PlanMode {
 }
 
 /// Kinds whose recorded result replay needs (emulated calls, thread ids,
-/// heap addresses to check).
+/// heap addresses and descriptor numbers to check).
 pub fn replay_needs_payload(kind: EventKind) -> bool {
     use EventKind::*;
     matches!(
@@ -113,7 +117,90 @@ pub fn replay_needs_payload(kind: EventKind) -> bool {
             | Alloc
             | FatalSignal
             | ProcessExit
+            | DescriptorOpen
+            | DescriptorClose
     )
+}
+
+/// One point as stored in a plan file (little-endian), and as the runtime
+/// reads it in place from the mapped file: `#[repr(C)]`, so the layout
+/// below is the type's own (asserted), not offsets kept in step by hand.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PointRecord {
+    pub index: u64,
+    /// Global sequence number (sequential plans), else `u64::MAX`.
+    pub seq: u64,
+    pub addr: u64,
+    pub payload: u64,
+    /// Index of the point's first wait in the wait array.
+    pub first_wait: u32,
+    pub waits: u16,
+    /// Kind code of the recorded event (0 if unknown).
+    pub kind: u8,
+    /// [`flags`].
+    pub flags: u8,
+}
+
+/// One wait as stored in a plan file: wait until `thread` has completed
+/// event `index`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitRecord {
+    pub thread: u32,
+    _zero: u32,
+    pub index: u64,
+}
+
+const _: () = assert!(core::mem::size_of::<PointRecord>() == POINT_LEN);
+const _: () = assert!(core::mem::size_of::<WaitRecord>() == WAIT_LEN);
+const _: () = assert!(core::mem::align_of::<PointRecord>() == 8);
+const _: () = assert!(core::mem::align_of::<WaitRecord>() == 8);
+// Records follow an 8-aligned header, so the mapped arrays are aligned.
+const _: () = assert!(PLAN_HEADER_LEN.is_multiple_of(8));
+const _: () = assert!(cfg!(target_endian = "little"));
+
+impl PointRecord {
+    /// The record's bytes in the file (its in-memory layout, little-endian).
+    pub fn to_bytes(&self) -> [u8; POINT_LEN] {
+        use core::mem::offset_of;
+        let mut out = [0u8; POINT_LEN];
+        let mut put = |at: usize, b: &[u8]| out[at..at + b.len()].copy_from_slice(b);
+        put(offset_of!(PointRecord, index), &self.index.to_le_bytes());
+        put(offset_of!(PointRecord, seq), &self.seq.to_le_bytes());
+        put(offset_of!(PointRecord, addr), &self.addr.to_le_bytes());
+        put(
+            offset_of!(PointRecord, payload),
+            &self.payload.to_le_bytes(),
+        );
+        put(
+            offset_of!(PointRecord, first_wait),
+            &self.first_wait.to_le_bytes(),
+        );
+        put(offset_of!(PointRecord, waits), &self.waits.to_le_bytes());
+        put(offset_of!(PointRecord, kind), &[self.kind]);
+        put(offset_of!(PointRecord, flags), &[self.flags]);
+        out
+    }
+}
+
+impl WaitRecord {
+    pub fn new(thread: u32, index: u64) -> WaitRecord {
+        WaitRecord {
+            thread,
+            _zero: 0,
+            index,
+        }
+    }
+
+    /// The record's bytes in the file.
+    pub fn to_bytes(&self) -> [u8; WAIT_LEN] {
+        use core::mem::offset_of;
+        let mut out = [0u8; WAIT_LEN];
+        out[offset_of!(WaitRecord, thread)..][..4].copy_from_slice(&self.thread.to_le_bytes());
+        out[offset_of!(WaitRecord, index)..][..8].copy_from_slice(&self.index.to_le_bytes());
+        out
+    }
 }
 
 /// One point of a plan, as built by the replayer.
@@ -175,26 +262,26 @@ impl<W: std::io::Write + std::io::Seek> PlanWriter<W> {
             "points sorted by index"
         );
         self.last_index = Some(p.index);
-        let mut rec = [0u8; POINT_LEN];
-        rec[0..8].copy_from_slice(&p.index.to_le_bytes());
-        rec[8..16].copy_from_slice(&p.seq.to_le_bytes());
-        rec[16..24].copy_from_slice(&p.addr.to_le_bytes());
-        rec[24..32].copy_from_slice(&p.payload.to_le_bytes());
-        rec[32..36].copy_from_slice(&(self.waits.len() as u32).to_le_bytes());
-        rec[36..38].copy_from_slice(&(p.waits.len() as u16).to_le_bytes());
-        rec[38] = p.kind;
-        rec[39] = p.flags;
+        let record = PointRecord {
+            index: p.index,
+            seq: p.seq,
+            addr: p.addr,
+            payload: p.payload,
+            first_wait: self.waits.len() as u32,
+            waits: p.waits.len() as u16,
+            kind: p.kind,
+            flags: p.flags,
+        };
         self.waits.extend_from_slice(&p.waits);
         self.points += 1;
-        self.out.write_all(&rec)
+        self.out.write_all(&record.to_bytes())
     }
 
     /// Writes the waits and the header; returns the output.
     pub fn finish(mut self, accesses: u64, access_hash: u64) -> std::io::Result<W> {
-        for &(t, i) in &self.waits {
-            self.out.write_all(&t.to_le_bytes())?;
-            self.out.write_all(&0u32.to_le_bytes())?;
-            self.out.write_all(&i.to_le_bytes())?;
+        for &(thread, index) in &self.waits {
+            self.out
+                .write_all(&WaitRecord::new(thread, index).to_bytes())?;
         }
         let mut h = [0u8; PLAN_HEADER_LEN];
         h[0..8].copy_from_slice(&PLAN_MAGIC);
@@ -268,100 +355,6 @@ pub fn check_plan(bytes: &[u8]) -> Result<PlanHeader, &'static str> {
         return Err("replay plan size does not match its header");
     }
     Ok(header)
-}
-
-/// Layout of the replay state file (all fields little-endian, naturally
-/// aligned, accessed atomically by the runtime).
-pub mod state {
-    /// Header size; per-thread slots follow.
-    pub const HEADER_LEN: usize = 128;
-    pub const SLOT_LEN: usize = 64;
-    pub const THREADS: usize = 12;
-    /// Sequential replay: global sequence number whose turn it is.
-    pub const TURN: usize = 16;
-    pub const TURN_FUTEX: usize = 24;
-    pub const TURN_SLEEPERS: usize = 28;
-    /// Non-zero once a thread diverged: a [`Divergence`] code.
-    pub const DIVERGED: usize = 32;
-    /// Which plans the runtime loads: a [`super::PlanVariant`] code.
-    pub const PLAN_VARIANT: usize = 36;
-    pub const DIV_THREAD: usize = 40;
-    pub const DIV_INDEX: usize = 48;
-    pub const DIV_EXPECTED_KIND: usize = 56;
-    pub const DIV_ACTUAL_KIND: usize = 60;
-    pub const DIV_EXPECTED_ADDR: usize = 64;
-    pub const DIV_ACTUAL_ADDR: usize = 72;
-    pub const DIV_ACTUAL_SITE: usize = 80;
-    pub const DIV_EXPECTED_VALUE: usize = 88;
-    pub const DIV_ACTUAL_VALUE: usize = 96;
-    /// In a slot: events completed (waits are on it).
-    pub const DONE: usize = 0;
-    pub const FUTEX: usize = 8;
-    pub const SLEEPERS: usize = 12;
-    /// A [`ThreadStatus`] code.
-    pub const STATUS: usize = 16;
-    pub const WAIT_THREAD: usize = 20;
-    pub const WAIT_INDEX: usize = 24;
-    /// Events counted so far (for reports).
-    pub const INDEX: usize = 32;
-    /// Events the recording has for the thread (written by the replayer).
-    pub const RECORDED: usize = 40;
-    /// Sequential replay: the turn this thread sleeps for (+1; 0 = none),
-    /// so that passing the turn wakes only that thread.
-    pub const TURN_WANTED: usize = 48;
-
-    pub fn len(threads: u32) -> usize {
-        HEADER_LEN + threads as usize * SLOT_LEN
-    }
-
-    pub fn slot(thread: u32) -> usize {
-        HEADER_LEN + thread as usize * SLOT_LEN
-    }
-}
-
-/// What diverged (state file `DIVERGED`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u32)]
-pub enum Divergence {
-    /// An event is not the recorded one (kind or address).
-    Event = 1,
-    /// At thread exit, the number or hash of events differs.
-    Summary = 2,
-    /// An allocator call returned another address.
-    HeapAddress = 3,
-    /// A thread the recording does not have (more threads created).
-    UnknownThread = 4,
-    /// A real call gave another result than the recorded one.
-    Result = 5,
-    /// The wait-for-turn of sequential replay timed out on an event the
-    /// recording does not have.
-    Missing = 6,
-}
-
-impl Divergence {
-    pub fn from_code(code: u32) -> Option<Divergence> {
-        use Divergence::*;
-        [Event, Summary, HeapAddress, UnknownThread, Result, Missing]
-            .into_iter()
-            .find(|d| *d as u32 == code)
-    }
-}
-
-/// A thread's status in the state file, for the watchdog.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u32)]
-pub enum ThreadStatus {
-    NotStarted = 0,
-    Running = 1,
-    /// Parked in a replay wait (spun first).
-    Waiting = 2,
-    Exited = 3,
-    /// In a real call that may block (a lock whose predecessors are done,
-    /// the FILE lock): stuck there only if something else is.
-    Blocked = 4,
-    /// Past its last recorded event (the recording ended while the thread
-    /// ran: a crash or exit elsewhere); waits to be ended the same way.
-    AtEnd = 5,
 }
 
 #[cfg(test)]

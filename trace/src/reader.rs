@@ -41,7 +41,10 @@ fn decode_error(path: &Path, offset: u64, e: DecodeError) -> TraceError {
             offset,
             what: what.to_string(),
         },
-        DecodeError::BadMagic => TraceError::BadMagic { path },
+        DecodeError::BadMagic => TraceError::BadMagic {
+            path,
+            expected: "thread log",
+        },
         DecodeError::NewerVersion(found) => TraceError::NewerVersion {
             path,
             found: found.into(),
@@ -53,11 +56,13 @@ fn decode_error(path: &Path, offset: u64, e: DecodeError) -> TraceError {
 impl ThreadLogReader {
     /// Opens a thread log and checks its header.
     pub fn open(path: &Path) -> Result<ThreadLogReader> {
-        let mut file = File::open(path).map_err(TraceError::io(path))?;
+        let mut file = File::open(path).map_err(TraceError::io("open", path))?;
         let mut buf = vec![0u8; BUFFER_LEN];
         let mut len = 0;
         while len < HEADER_LEN {
-            let n = file.read(&mut buf[len..]).map_err(TraceError::io(path))?;
+            let n = file
+                .read(&mut buf[len..])
+                .map_err(TraceError::io("read", path))?;
             if n == 0 {
                 break;
             }
@@ -83,7 +88,7 @@ impl ThreadLogReader {
     /// A log that does not exist because its thread never started (the
     /// process ended while creating it): no entries.
     pub fn never_started(path: &Path, thread: u32) -> Result<ThreadLogReader> {
-        let file = File::open("/dev/null").map_err(TraceError::io("/dev/null"))?;
+        let file = File::open("/dev/null").map_err(TraceError::io("open", "/dev/null"))?;
         Ok(ThreadLogReader {
             path: path.to_path_buf(),
             file,
@@ -141,7 +146,7 @@ impl ThreadLogReader {
             let n = self
                 .file
                 .read(&mut self.buf[self.len..])
-                .map_err(TraceError::io(&self.path))?;
+                .map_err(TraceError::io("read", &self.path))?;
             self.len += n;
             self.eof = n == 0;
         }

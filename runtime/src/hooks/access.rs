@@ -3,13 +3,13 @@
 
 use rr_lite_trace::EventKind;
 
-use super::with_site;
 use crate::events;
+use crate::site::with_site;
 
 macro_rules! access_hooks {
     ($($kind:ident $size:literal: $imp:ident => $($name:ident),+;)*) => {$(
         extern "C" fn $imp(addr: u64, site: u64) {
-            events::access(EventKind::$kind, addr, $size, site);
+            events::log_before_access(EventKind::$kind, addr, $size, site);
         }
         $( with_site!($name => $imp, "rsi"); )+
     )*};
@@ -33,7 +33,7 @@ access_hooks! {
 macro_rules! compound_hooks {
     ($($size:literal: $imp:ident => $($name:ident),+;)*) => {$(
         extern "C" fn $imp(addr: u64, site: u64) {
-            events::access(EventKind::Rmw, addr, $size, site);
+            events::log_before_access(EventKind::Rmw, addr, $size, site);
         }
         $( with_site!($name => $imp, "rsi"); )+
     )*};
@@ -51,7 +51,7 @@ macro_rules! access_pc_hooks {
     ($($kind:ident $size:literal: $name:ident;)*) => {$(
         #[unsafe(no_mangle)]
         pub extern "C" fn $name(addr: u64, pc: u64) {
-            events::access(EventKind::$kind, addr, $size, pc);
+            events::log_before_access(EventKind::$kind, addr, $size, pc);
         }
     )*};
 }
@@ -65,13 +65,13 @@ access_pc_hooks! {
 
 extern "C" fn read_range(addr: u64, size: u64, site: u64) {
     if size != 0 {
-        events::access(EventKind::ReadRange, addr, size, site);
+        events::log_before_access(EventKind::ReadRange, addr, size, site);
     }
 }
 
 extern "C" fn write_range(addr: u64, size: u64, site: u64) {
     if size != 0 {
-        events::access(EventKind::WriteRange, addr, size, site);
+        events::log_before_access(EventKind::WriteRange, addr, size, site);
     }
 }
 
@@ -89,11 +89,11 @@ pub extern "C" fn __tsan_write_range_pc(addr: u64, size: u64, pc: u64) {
 }
 
 extern "C" fn vptr_update(addr: u64, _new: u64, site: u64) {
-    events::access(EventKind::Write, addr, 8, site);
+    events::log_before_access(EventKind::Write, addr, 8, site);
 }
 
 extern "C" fn vptr_read(addr: u64, site: u64) {
-    events::access(EventKind::Read, addr, 8, site);
+    events::log_before_access(EventKind::Read, addr, 8, site);
 }
 
 with_site!(__tsan_vptr_update => vptr_update, "rdx");

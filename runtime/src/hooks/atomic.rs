@@ -11,8 +11,8 @@ use core::sync::atomic::{AtomicBool, AtomicI8, AtomicI16, AtomicI32, AtomicI64};
 
 use rr_lite_trace::EventKind;
 
-use super::with_site;
 use crate::events;
+use crate::site::with_site;
 
 /// `memory_order_seq_cst` in the ABI's numbering (relaxed = 0 ... seq_cst = 5).
 const SEQ_CST: i32 = 5;
@@ -27,14 +27,14 @@ macro_rules! atomic_width {
             // SAFETY: the compiler passes the address of a live, aligned
             // atomic object of this width.
             let cell = unsafe { $atomic::from_ptr(a) };
-            events::around(EventKind::Read, a as u64, $bits / 8, site, || cell.load(SeqCst), |_| 0)
+            events::log_after_call(EventKind::Read, a as u64, $bits / 8, site, || cell.load(SeqCst), |_| 0)
         }
         with_site!([<__tsan_atomic $bits _load>] => [<load $bits>], "rdx");
 
         extern "C" fn [<store $bits>](a: *mut $t, v: $t, mo: i32, site: u64) {
             // SAFETY: as for load.
             let cell = unsafe { $atomic::from_ptr(a) };
-            events::around(EventKind::Write, a as u64, $bits / 8, site, || cell.store(v, store_order(mo)), |_| 0)
+            events::log_after_call(EventKind::Write, a as u64, $bits / 8, site, || cell.store(v, store_order(mo)), |_| 0)
         }
         with_site!([<__tsan_atomic $bits _store>] => [<store $bits>], "rcx");
 
@@ -42,7 +42,7 @@ macro_rules! atomic_width {
             extern "C" fn [<$op $bits>](a: *mut $t, v: $t, _mo: i32, site: u64) -> $t {
                 // SAFETY: as for load.
                 let cell = unsafe { $atomic::from_ptr(a) };
-                events::around(EventKind::Rmw, a as u64, $bits / 8, site, || cell.$method(v, SeqCst), |_| 0)
+                events::log_after_call(EventKind::Rmw, a as u64, $bits / 8, site, || cell.$method(v, SeqCst), |_| 0)
             }
             with_site!([<__tsan_atomic $bits _ $op>] => [<$op $bits>], "rcx");
         )*
@@ -51,7 +51,7 @@ macro_rules! atomic_width {
             // SAFETY: as for load; `expected` points to the caller's
             // expected value, which the ABI updates on failure.
             let cell = unsafe { $atomic::from_ptr(a) };
-            events::around(EventKind::Rmw, a as u64, $bits / 8, site, || {
+            events::log_after_call(EventKind::Rmw, a as u64, $bits / 8, site, || {
                 // SAFETY: see above.
                 let want = unsafe { expected.read() };
                 match cell.compare_exchange(want, v, SeqCst, SeqCst) {
@@ -70,7 +70,7 @@ macro_rules! atomic_width {
         extern "C" fn [<cas_val $bits>](a: *mut $t, want: $t, v: $t, _mo: i32, _fmo: i32, site: u64) -> $t {
             // SAFETY: as for load.
             let cell = unsafe { $atomic::from_ptr(a) };
-            events::around(EventKind::Rmw, a as u64, $bits / 8, site, || {
+            events::log_after_call(EventKind::Rmw, a as u64, $bits / 8, site, || {
                 match cell.compare_exchange(want, v, SeqCst, SeqCst) { Ok(old) | Err(old) => old }
             }, |_| 0)
         }
@@ -105,7 +105,7 @@ fn locked_128<R>(a: *mut i128, f: impl FnOnce() -> R) -> R {
 }
 
 fn rmw_128(a: *mut i128, site: u64, f: impl FnOnce(i128) -> i128) -> i128 {
-    events::around(
+    events::log_after_call(
         EventKind::Rmw,
         a as u64,
         16,
@@ -125,7 +125,7 @@ fn rmw_128(a: *mut i128, site: u64, f: impl FnOnce(i128) -> i128) -> i128 {
 }
 
 extern "C" fn load128(a: *mut i128, _mo: i32, site: u64) -> i128 {
-    events::around(
+    events::log_after_call(
         EventKind::Read,
         a as u64,
         16,
@@ -140,7 +140,7 @@ extern "C" fn load128(a: *mut i128, _mo: i32, site: u64) -> i128 {
 with_site!(__tsan_atomic128_load => load128, "rdx");
 
 extern "C" fn store128(a: *mut i128, v: i128, _mo: i32, site: u64) {
-    events::around(
+    events::log_after_call(
         EventKind::Write,
         a as u64,
         16,

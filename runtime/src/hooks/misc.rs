@@ -4,8 +4,8 @@ use core::ffi::{c_char, c_void};
 
 use rr_lite_trace::EventKind;
 
-use super::with_site;
 use crate::events;
+use crate::site::with_site;
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __tsan_init() {
@@ -27,11 +27,11 @@ pub extern "C" fn __tsan_func_exit() {
 /// `__tsan_acquire`/`__tsan_release` annotate a happens-before edge through
 /// an address; modelled as a read and a write of it, which orders them.
 extern "C" fn acquire(addr: u64, site: u64) {
-    events::access(EventKind::Read, addr, 1, site);
+    events::log_before_access(EventKind::Read, addr, 1, site);
 }
 
 extern "C" fn release(addr: u64, site: u64) {
-    events::access(EventKind::Write, addr, 1, site);
+    events::log_before_access(EventKind::Write, addr, 1, site);
 }
 
 with_site!(__tsan_acquire => acquire, "rsi");
@@ -74,12 +74,12 @@ pub extern "C" fn __tsan_mutex_pre_unlock(_a: *mut c_void, _f: u32) -> i32 {
 /// External (library-defined) objects: a read or write of the object.
 #[unsafe(no_mangle)]
 pub extern "C" fn __tsan_external_read(addr: *mut c_void, pc: *mut c_void, _tag: *mut c_void) {
-    events::access(EventKind::Read, addr as u64, 1, pc as u64);
+    events::log_before_access(EventKind::Read, addr as u64, 1, pc as u64);
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __tsan_external_write(addr: *mut c_void, pc: *mut c_void, _tag: *mut c_void) {
-    events::access(EventKind::Write, addr as u64, 1, pc as u64);
+    events::log_before_access(EventKind::Write, addr as u64, 1, pc as u64);
 }
 
 #[unsafe(no_mangle)]

@@ -10,13 +10,13 @@ use core::ffi::{c_int, c_void};
 use libc::size_t;
 use rr_lite_trace::{EventKind, pseudo};
 
-use crate::events::around;
+use crate::events::log_after_call;
 use crate::heap;
-use crate::hooks::with_site;
 use crate::real;
+use crate::site::with_site;
 
 fn alloc_event(size: size_t, site: u64, op: impl FnOnce() -> *mut c_void) -> *mut c_void {
-    around(
+    log_after_call(
         EventKind::Alloc,
         pseudo::HEAP,
         size as u64,
@@ -85,7 +85,7 @@ extern "C" fn free_impl(p: *mut c_void, site: u64) {
             unsafe { real::__libc_free(p) }
         }
     };
-    around(EventKind::Free, pseudo::HEAP, 0, site, op, |_| p as u64)
+    log_after_call(EventKind::Free, pseudo::HEAP, 0, site, op, |_| p as u64)
 }
 with_site!(free => free_impl, "rsi");
 with_site!(cfree => free_impl, "rsi");

@@ -18,8 +18,8 @@ use libc::{FILE, size_t, ssize_t};
 use rr_lite_trace::{EventKind, pseudo};
 
 use crate::events;
-use crate::hooks::with_site;
 use crate::real;
+use crate::site::with_site;
 
 unsafe extern "C" {
     static mut stdout: *mut FILE;
@@ -41,7 +41,7 @@ fn fd_output<R>(fd: c_int, len: u64, site: u64, op: impl FnOnce() -> R) -> R {
     if fd < 0 {
         return op();
     }
-    events::output(pseudo::fd(fd as u32), len, site, op)
+    events::log_output_before_call(pseudo::fd(fd as u32), len, site, op)
 }
 
 /// Runs a stdio operation on `f` as an output event on its descriptor,
@@ -74,7 +74,7 @@ fn stream_addr(f: *mut FILE) -> u64 {
 /// A program's own flockfile: an event, so that replay takes the lock in
 /// the recorded order.
 extern "C" fn flockfile_impl(f: *mut FILE, site: u64) {
-    events::blocking(
+    events::log_after_blocking_call(
         EventKind::MutexLock,
         stream_addr(f),
         site,
@@ -89,7 +89,7 @@ with_site!(flockfile => flockfile_impl, "rsi");
 extern "C" fn ftrylockfile_impl(f: *mut FILE, site: u64) -> c_int {
     // SAFETY: forwarding.
     let op = || unsafe { real::ftrylockfile(f) };
-    events::emulated(
+    events::log_after_call_or_recorded(
         EventKind::MutexTryLock,
         stream_addr(f),
         0,
@@ -109,7 +109,7 @@ with_site!(ftrylockfile => ftrylockfile_impl, "rsi");
 
 extern "C" fn funlockfile_impl(f: *mut FILE, site: u64) {
     // SAFETY: forwarding.
-    events::around(
+    events::log_after_call(
         EventKind::MutexUnlock,
         stream_addr(f),
         0,
@@ -128,7 +128,7 @@ extern "C" fn write_impl(fd: c_int, buf: *const c_void, n: size_t, site: u64) ->
     if fd < 0 {
         return op();
     }
-    events::holding(
+    events::log_after_nested_call(
         EventKind::Output,
         pseudo::fd(fd as u32),
         n as u64,
@@ -145,7 +145,7 @@ extern "C" fn writev_impl(fd: c_int, iov: *const libc::iovec, n: c_int, site: u6
     if fd < 0 {
         return op();
     }
-    events::holding(EventKind::Output, pseudo::fd(fd as u32), 0, site, op, |_| 0)
+    events::log_after_nested_call(EventKind::Output, pseudo::fd(fd as u32), 0, site, op, |_| 0)
 }
 with_site!(writev => writev_impl, "rcx");
 
@@ -307,9 +307,8 @@ variadic!(__fprintf_chk => vfprintf_chk_impl, named = 3, va = "rcx", site = "r8"
 
 /// Reads may block (on a pipe another thread writes): release first.
 extern "C" fn read_impl(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
-    events::before_blocking();
     // SAFETY: forwarding.
-    unsafe { real::read(fd, buf, n) }
+    events::sleeping_call(|| unsafe { real::read(fd, buf, n) })
 }
 
 #[unsafe(no_mangle)]

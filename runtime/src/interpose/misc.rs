@@ -7,9 +7,9 @@ use core::ffi::{c_int, c_uint, c_void};
 use libc::{clockid_t, timespec, timeval};
 use rr_lite_trace::{EventKind, pseudo};
 
-use crate::events::{self, Replayed, around, emulated};
-use crate::hooks::with_site;
+use crate::events::{self, Replayed, log_after_call, log_after_call_or_recorded};
 use crate::real;
+use crate::site::with_site;
 
 /// rand() and friends: replay returns the recorded value (the hidden state
 /// is the library's, so its order is the recorded one).
@@ -19,7 +19,7 @@ fn random_event<R>(
     payload: impl FnOnce(&R) -> u64,
     from: fn(u64) -> R,
 ) -> R {
-    emulated(
+    log_after_call_or_recorded(
         EventKind::Random,
         pseudo::RANDOM,
         0,
@@ -87,7 +87,7 @@ with_site!(drand48 => drand48_impl, "rdi");
 
 extern "C" fn srand_impl(seed: c_uint, site: u64) {
     // SAFETY: forwarding.
-    around(
+    log_after_call(
         EventKind::Random,
         pseudo::RANDOM,
         0,
@@ -100,7 +100,7 @@ with_site!(srand => srand_impl, "rsi");
 
 extern "C" fn srandom_impl(seed: c_uint, site: u64) {
     // SAFETY: forwarding.
-    around(
+    log_after_call(
         EventKind::Random,
         pseudo::RANDOM,
         0,
@@ -113,8 +113,8 @@ with_site!(srandom => srandom_impl, "rsi");
 
 extern "C" fn time_impl(t: *mut libc::time_t, site: u64) -> libc::time_t {
     // SAFETY: forwarding with no output pointer; the value is stored below.
-    let now = events::observed(site, || unsafe { real::time(core::ptr::null_mut()) } as u64)
-        as libc::time_t;
+    let now = events::log_outside_value(site, || unsafe { real::time(core::ptr::null_mut()) }
+        as u64) as libc::time_t;
     if !t.is_null() {
         // SAFETY: the caller's output pointer.
         unsafe { *t = now };
@@ -128,7 +128,7 @@ const MICROS: u64 = 1_000_000;
 
 extern "C" fn clock_gettime_impl(clock: clockid_t, ts: *mut timespec, site: u64) -> c_int {
     let mut result = 0;
-    let ns = events::observed(site, || {
+    let ns = events::log_outside_value(site, || {
         let mut now = timespec {
             tv_sec: 0,
             tv_nsec: 0,
@@ -154,7 +154,7 @@ with_site!(clock_gettime => clock_gettime_impl, "rdx");
 
 extern "C" fn gettimeofday_impl(tv: *mut timeval, tz: *mut c_void, site: u64) -> c_int {
     let mut result = 0;
-    let us = events::observed(site, || {
+    let us = events::log_outside_value(site, || {
         let mut now = timeval {
             tv_sec: 0,
             tv_usec: 0,
@@ -180,7 +180,7 @@ with_site!(gettimeofday => gettimeofday_impl, "rdx");
 
 extern "C" fn getpid_impl(site: u64) -> libc::pid_t {
     // SAFETY: forwarding.
-    events::observed(site, || unsafe { real::getpid() } as u64) as libc::pid_t
+    events::log_outside_value(site, || unsafe { real::getpid() } as u64) as libc::pid_t
 }
 with_site!(getpid => getpid_impl, "rdi");
 
@@ -209,9 +209,8 @@ macro_rules! releasing {
     ($(fn $name:ident($($arg:ident: $t:ty),*) -> $ret:ty;)*) => {$(
         #[unsafe(no_mangle)]
         pub extern "C" fn $name($($arg: $t),*) -> $ret {
-            events::before_blocking();
             // SAFETY: forwarding.
-            unsafe { real::$name($($arg),*) }
+            events::sleeping_call(|| unsafe { real::$name($($arg),*) })
         }
     )*};
 }
@@ -222,6 +221,7 @@ releasing! {
     fn nanosleep(req: *const timespec, rem: *mut timespec) -> c_int;
     fn clock_nanosleep(clock: clockid_t, flags: c_int, req: *const timespec, rem: *mut timespec) -> c_int;
     fn sched_yield() -> c_int;
+    fn thrd_sleep(duration: *const timespec, remaining: *mut timespec) -> c_int;
     fn poll(fds: *mut libc::pollfd, n: libc::nfds_t, timeout: c_int) -> c_int;
     fn select(n: c_int, r: *mut libc::fd_set, w: *mut libc::fd_set, e: *mut libc::fd_set, t: *mut timeval) -> c_int;
     fn pause() -> c_int;

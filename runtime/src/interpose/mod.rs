@@ -2,8 +2,13 @@
 //! runtime before libc, so its calls land here; each wrapper records the
 //! event and calls the real function (see [`crate::real`]).
 
-pub mod alloc;
-pub mod io;
-pub mod mem;
-pub mod misc;
-pub mod pthread;
+pub(crate) mod alloc;
+pub(crate) mod c11;
+pub(crate) mod fd;
+pub(crate) mod gomp;
+pub(crate) mod io;
+pub(crate) mod mapping;
+pub(crate) mod mem;
+pub(crate) mod misc;
+pub(crate) mod process;
+pub(crate) mod pthread;

@@ -7,20 +7,23 @@ use libc::{
     pthread_attr_t, pthread_barrier_t, pthread_cond_t, pthread_mutex_t, pthread_rwlock_t,
     pthread_spinlock_t, pthread_t, sem_t, timespec,
 };
-use rr_lite_trace::plan::Divergence;
+use rr_lite_trace::state::Divergence;
 use rr_lite_trace::{EventKind, pseudo};
 
-use crate::events::{self, Replayed, around, blocking, emulated, with_tracked};
-use crate::hooks::with_site;
+use crate::events::{
+    self, Replayed, log_after_blocking_call, log_after_call, log_after_call_or_recorded,
+    with_tracked,
+};
 use crate::mode::Mode;
 use crate::real::{self, StartRoutine};
+use crate::site::with_site;
 use crate::thread;
 
 fn addr<T>(p: *const T) -> u64 {
     p as u64
 }
 
-unsafe extern "C" fn create(
+pub(super) unsafe extern "C" fn create(
     out: *mut pthread_t,
     attr: *const pthread_attr_t,
     start: StartRoutine,
@@ -54,7 +57,7 @@ unsafe extern "C" fn create(
     // The event is logged after the real call, holding the child's start
     // stripe throughout: the child's first event then follows the DTV
     // allocation pthread_create makes before the clone.
-    events::holding(
+    events::log_after_nested_call(
         EventKind::ThreadCreate,
         pseudo::thread_start(id),
         0,
@@ -77,7 +80,8 @@ with_site!(pthread_create => create, "r8");
 
 fn unknown_thread(id: u32) -> ! {
     crate::thread::THREAD.with(|t| {
-        crate::replay::diverge(t, Divergence::UnknownThread, 0, 0, 0, 0, u64::from(id), 0)
+        let detail = crate::replay::DivergenceDetail::value(u64::from(id), 0);
+        crate::replay::diverge(&t.replay, Divergence::UnknownThread, &detail)
     })
 }
 
@@ -86,7 +90,7 @@ fn unknown_thread(id: u32) -> ! {
 /// the program's routine, then the create event stops this thread at its
 /// recorded end.
 fn phantom_create(out: *mut pthread_t, attr: *const pthread_attr_t, site: u64) -> c_int {
-    events::holding(
+    events::log_after_nested_call(
         EventKind::ThreadCreate,
         pseudo::thread_start(thread::NO_THREAD),
         0,
@@ -98,11 +102,12 @@ fn phantom_create(out: *mut pthread_t, attr: *const pthread_attr_t, site: u64) -
 }
 
 extern "C" fn phantom(_arg: *mut c_void) -> *mut c_void {
-    crate::replay::wait_forever()
+    crate::sys::wait_forever()
 }
 
-/// First and last code of every created thread: registers it, logs its
-/// start and exit around the user's start routine.
+/// First code of every created thread: registers it and logs its start
+/// before the user's start routine; its exit is logged after the
+/// destructors that run once the routine has returned (`thread_end`).
 extern "C" fn trampoline(arg: *mut c_void) -> *mut c_void {
     let id = arg as usize as u32;
     let (start, user_arg, parent) = thread::start_of(id);
@@ -110,7 +115,7 @@ extern "C" fn trampoline(arg: *mut c_void) -> *mut c_void {
     thread::set_pthread(id, unsafe { libc::pthread_self() });
     thread::set_kernel_tid(id);
     crate::init::register_thread(crate::mode::current(), id, parent);
-    events::event(
+    events::log_event(
         EventKind::ThreadStart,
         pseudo::thread_start(id),
         0,
@@ -120,12 +125,14 @@ extern "C" fn trampoline(arg: *mut c_void) -> *mut c_void {
     // SAFETY: `start` is the routine the program passed to pthread_create.
     let start: StartRoutine = unsafe { core::mem::transmute(start) };
     let result = start(user_arg as *mut c_void);
-    crate::init::finish_thread();
+    crate::thread_end::start_routine_ended();
     result
 }
 
-unsafe extern "C" fn exit(ret: *mut c_void, _site: u64) -> ! {
-    crate::init::finish_thread();
+/// The thread's exit event comes after the destructors that run once
+/// pthread_exit has unwound it (see `thread_end`).
+pub(super) unsafe extern "C" fn exit(ret: *mut c_void, _site: u64) -> ! {
+    crate::thread_end::start_routine_ended();
     // SAFETY: forwarding; pthread_exit does not return.
     unsafe { real::pthread_exit(ret) };
     unreachable_exit()
@@ -167,13 +174,13 @@ fn errno_result(r: c_int) -> u64 {
     }
 }
 
-unsafe extern "C" fn join(t: pthread_t, ret: *mut *mut c_void, site: u64) -> c_int {
+pub(super) unsafe extern "C" fn join(t: pthread_t, ret: *mut *mut c_void, site: u64) -> c_int {
     let id = thread::id_of_pthread(t);
     if let Some(id) = id {
         events::after_exit_of(id, pseudo::thread_exit(id));
     }
     let addr = id.map_or(0, pseudo::thread_exit);
-    blocking(
+    log_after_blocking_call(
         EventKind::ThreadJoin,
         addr,
         site,
@@ -185,11 +192,11 @@ unsafe extern "C" fn join(t: pthread_t, ret: *mut *mut c_void, site: u64) -> c_i
 }
 with_site!(pthread_join => join, "rdx");
 
-unsafe extern "C" fn detach(t: pthread_t, site: u64) -> c_int {
+pub(super) unsafe extern "C" fn detach(t: pthread_t, site: u64) -> c_int {
     // SAFETY: forwarding.
     let op = || unsafe { real::pthread_detach(t) };
     match thread::id_of_pthread(t) {
-        Some(id) => around(
+        Some(id) => log_after_call(
             EventKind::ThreadDetach,
             pseudo::thread_exit(id),
             0,
@@ -206,9 +213,9 @@ with_site!(pthread_detach => detach, "rsi");
 /// is held, in both modes.
 macro_rules! releasing_calls {
     ($($export:ident => $imp:ident($t:ty), $kind:ident;)*) => {$(
-        unsafe extern "C" fn $imp(obj: *mut $t, site: u64) -> c_int {
+        pub(super) unsafe extern "C" fn $imp(obj: *mut $t, site: u64) -> c_int {
             // SAFETY: forwarding.
-            around(EventKind::$kind, addr(obj), 0, site, || unsafe { real::$export(obj) }, |_| 0)
+            log_after_call(EventKind::$kind, addr(obj), 0, site, || unsafe { real::$export(obj) }, |_| 0)
         }
         with_site!($export => $imp, "rsi");
     )*};
@@ -226,10 +233,10 @@ releasing_calls! {
 /// recorded failure (EBUSY) without calling.
 macro_rules! try_calls {
     ($($export:ident => $imp:ident($t:ty), $kind:ident;)*) => {$(
-        unsafe extern "C" fn $imp(obj: *mut $t, site: u64) -> c_int {
+        pub(super) unsafe extern "C" fn $imp(obj: *mut $t, site: u64) -> c_int {
             // SAFETY: forwarding.
             let op = || unsafe { real::$export(obj) };
-            emulated(EventKind::$kind, addr(obj), 0, site, op, |&r| r as u64, return_failure)
+            log_after_call_or_recorded(EventKind::$kind, addr(obj), 0, site, op, |&r| r as u64, return_failure)
         }
         with_site!($export => $imp, "rsi");
     )*};
@@ -243,11 +250,11 @@ try_calls! {
 
 /// A lock-like blocking call whose event's payload is its return value.
 fn lock_call(kind: EventKind, lock: u64, site: u64, op: impl FnOnce() -> c_int) -> c_int {
-    blocking(kind, lock, site, op, |&r| Some(r as u64), return_failure)
+    log_after_blocking_call(kind, lock, site, op, |&r| Some(r as u64), return_failure)
 }
 
-unsafe extern "C" fn mutex_lock(m: *mut pthread_mutex_t, site: u64) -> c_int {
-    blocking(
+pub(super) unsafe extern "C" fn mutex_lock(m: *mut pthread_mutex_t, site: u64) -> c_int {
+    log_after_blocking_call(
         EventKind::MutexLock,
         addr(m),
         site,
@@ -259,7 +266,7 @@ unsafe extern "C" fn mutex_lock(m: *mut pthread_mutex_t, site: u64) -> c_int {
 }
 with_site!(pthread_mutex_lock => mutex_lock, "rsi");
 
-unsafe extern "C" fn mutex_timedlock(
+pub(super) unsafe extern "C" fn mutex_timedlock(
     m: *mut pthread_mutex_t,
     t: *const timespec,
     site: u64,
@@ -303,7 +310,7 @@ with_site!(pthread_rwlock_timedrdlock => rw_timedrdlock, "rdx");
 unsafe extern "C" fn rw_tryrdlock(l: *mut pthread_rwlock_t, site: u64) -> c_int {
     // SAFETY: forwarding.
     let op = || unsafe { real::pthread_rwlock_tryrdlock(l) };
-    let r = emulated(
+    let r = log_after_call_or_recorded(
         EventKind::RwReadLock,
         addr(l),
         0,
@@ -344,7 +351,7 @@ unsafe extern "C" fn rw_unlock(l: *mut pthread_rwlock_t, site: u64) -> c_int {
         EventKind::RwWriteUnlock
     };
     // SAFETY: forwarding.
-    around(
+    log_after_call(
         kind,
         addr(l),
         0,
@@ -368,8 +375,8 @@ fn cond_wait_events(
     wait: impl FnOnce() -> c_int,
 ) -> c_int {
     if crate::mode::current() != Mode::Replay {
-        events::event(EventKind::MutexUnlock, addr(m), 0, site, 0);
-        let woke = blocking(
+        events::log_event(EventKind::MutexUnlock, addr(m), 0, site, 0);
+        let woke = log_after_blocking_call(
             EventKind::CondWake,
             addr(c),
             site,
@@ -377,11 +384,11 @@ fn cond_wait_events(
             |&r| Some(r as u64),
             |_| Replayed::CallReal,
         );
-        events::event(EventKind::MutexLock, addr(m), 0, site, 0);
+        events::log_event(EventKind::MutexLock, addr(m), 0, site, 0);
         return woke;
     }
     // SAFETY: the caller holds `m`, as cond_wait requires.
-    around(
+    log_after_call(
         EventKind::MutexUnlock,
         addr(m),
         0,
@@ -389,7 +396,7 @@ fn cond_wait_events(
         || unsafe { real::pthread_mutex_unlock(m) },
         |_| 0,
     );
-    let woke = blocking(
+    let woke = log_after_blocking_call(
         EventKind::CondWake,
         addr(c),
         site,
@@ -398,7 +405,7 @@ fn cond_wait_events(
         |p| Replayed::Return(p as c_int),
     );
     // SAFETY: re-acquiring the caller's mutex, as cond_wait does on return.
-    blocking(
+    log_after_blocking_call(
         EventKind::MutexLock,
         addr(m),
         site,
@@ -409,7 +416,7 @@ fn cond_wait_events(
     woke
 }
 
-unsafe extern "C" fn cond_wait(
+pub(super) unsafe extern "C" fn cond_wait(
     c: *mut pthread_cond_t,
     m: *mut pthread_mutex_t,
     site: u64,
@@ -419,7 +426,7 @@ unsafe extern "C" fn cond_wait(
 }
 with_site!(pthread_cond_wait => cond_wait, "rdx");
 
-unsafe extern "C" fn cond_timedwait(
+pub(super) unsafe extern "C" fn cond_timedwait(
     c: *mut pthread_cond_t,
     m: *mut pthread_mutex_t,
     t: *const timespec,
@@ -450,8 +457,8 @@ with_site!(pthread_cond_clockwait => cond_clockwait, "r8");
 /// PTHREAD_BARRIER_SERIAL_THREAD). Replay emulates the barrier: departure
 /// waits for the recorded arrivals and returns the recorded result.
 unsafe extern "C" fn barrier_wait(b: *mut pthread_barrier_t, site: u64) -> c_int {
-    events::event(EventKind::BarrierArrive, addr(b), 0, site, 0);
-    blocking(
+    events::log_event(EventKind::BarrierArrive, addr(b), 0, site, 0);
+    log_after_blocking_call(
         EventKind::BarrierDepart,
         addr(b),
         site,
@@ -472,7 +479,7 @@ unsafe extern "C" fn spin_lock(s: *mut pthread_spinlock_t, site: u64) -> c_int {
 with_site!(pthread_spin_lock => spin_lock, "rsi");
 
 fn sem_call(s: *mut sem_t, site: u64, op: impl FnOnce() -> c_int) -> c_int {
-    blocking(
+    log_after_blocking_call(
         EventKind::SemWait,
         addr(s),
         site,
@@ -497,7 +504,7 @@ with_site!(sem_timedwait => semaphore_timedwait, "rdx");
 unsafe extern "C" fn semaphore_trywait(s: *mut sem_t, site: u64) -> c_int {
     // SAFETY: forwarding.
     let op = || unsafe { real::sem_trywait(s) };
-    emulated(
+    log_after_call_or_recorded(
         EventKind::SemWait,
         addr(s),
         0,

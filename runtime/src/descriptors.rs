@@ -1,0 +1,138 @@
+//! The runtime's own descriptors, kept out of the program's way.
+//!
+//! The kernel gives out the lowest free descriptor number, so the number a
+//! program's `open()` returns depends on every descriptor open at that
+//! moment, the runtime's included. The runtime keeps different files open
+//! in record and in replay (thread logs, plans, the state file), so two
+//! rules keep the program's numbers the same in both modes:
+//!
+//! - the descriptors the runtime keeps (record: each thread's log, which
+//!   grows a chunk at a time) are moved above [`floor`]; every other one
+//!   is closed as soon as its file is mapped or read;
+//! - the runtime opens files only inside [`locked`], which the program's
+//!   descriptor calls also take around the real call (interpose/fd.rs), so
+//!   no program call can be given, or miss, the low number the runtime
+//!   holds for that moment.
+//!
+//! The lock is held only across a few system calls (the runtime's) or one
+//! real call that cannot block (the program's: calls that may block, such
+//! as accept, do not take it), and a thread may take it again while it
+//! holds it (a stripe wait inside fopen's allocation reads /proc). A thread
+//! that waits for another (a stripe, a replay predecessor) only tries it.
+
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use crate::sys;
+
+/// Where the runtime's kept descriptors go (as rr does), unless the
+/// descriptor limit is too low for it: then half the limit.
+const WANTED_FLOOR: u64 = 1000;
+
+/// 0 free, 1 held, 2 held with waiters.
+static WORD: AtomicU32 = AtomicU32::new(0);
+/// Kernel id of the thread holding the lock (0: none).
+static OWNER: AtomicU32 = AtomicU32::new(0);
+
+/// Runs `op` holding the descriptor lock (see the module doc).
+pub(crate) fn locked<R>(op: impl FnOnce() -> R) -> R {
+    let me = sys::gettid_raw();
+    if OWNER.load(Ordering::Acquire) == me {
+        // Taken again by its holder: the outer call releases it.
+        return op();
+    }
+    acquire();
+    OWNER.store(me, Ordering::Release);
+    let result = op();
+    OWNER.store(0, Ordering::Release);
+    release();
+    result
+}
+
+/// In the child of a fork, where only the forking thread lives: a lock
+/// another thread of the parent held is nobody's.
+pub(crate) fn forget_holder() {
+    OWNER.store(0, Ordering::Relaxed);
+    WORD.store(0, Ordering::Release);
+}
+
+/// Runs `op` holding the descriptor lock if it is free (or this thread's):
+/// for a check that can be skipped, made by a thread that may wait for the
+/// lock's holder (see `crate::handover`). None if the lock was busy.
+pub(crate) fn try_locked<R>(op: impl FnOnce() -> R) -> Option<R> {
+    let me = sys::gettid_raw();
+    if OWNER.load(Ordering::Acquire) == me {
+        return Some(op());
+    }
+    WORD.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+        .ok()?;
+    OWNER.store(me, Ordering::Release);
+    let result = op();
+    OWNER.store(0, Ordering::Release);
+    release();
+    Some(result)
+}
+
+fn acquire() {
+    if WORD
+        .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+        .is_ok()
+    {
+        return;
+    }
+    while WORD.swap(2, Ordering::Acquire) != 0 {
+        sys::futex_wait(&WORD, 2, 100_000_000);
+    }
+}
+
+fn release() {
+    if WORD.swap(0, Ordering::Release) == 2 {
+        sys::futex_wake_all(&WORD);
+    }
+}
+
+/// The lowest number the runtime's kept descriptors take.
+fn floor() -> u64 {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: prlimit64 on this process (pid 0) only writes the rlimit
+    // struct it is given; raw, like every system call of the runtime.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_prlimit64,
+            0,
+            libc::RLIMIT_NOFILE,
+            core::ptr::null::<libc::rlimit>(),
+            &mut limit as *mut libc::rlimit,
+        )
+    };
+    if r != 0 {
+        return WANTED_FLOOR;
+    }
+    WANTED_FLOOR.min(limit.rlim_cur / 2)
+}
+
+/// Moves `fd`, a descriptor the runtime keeps open, above the floor and
+/// closes the low one. Call inside [`locked`], with the open that made it.
+/// Returns the descriptor to keep (`fd` itself if it cannot be moved).
+pub(crate) fn keep_above_floor(fd: i32) -> i32 {
+    if fd < 0 {
+        return fd;
+    }
+    // SAFETY: F_DUPFD_CLOEXEC duplicates our own descriptor; raw, not the
+    // program's fcntl wrapper.
+    let high = unsafe { libc::syscall(libc::SYS_fcntl, fd, libc::F_DUPFD_CLOEXEC, floor()) };
+    if high < 0 {
+        static WARNED: AtomicBool = AtomicBool::new(false);
+        if !WARNED.swap(true, Ordering::Relaxed) {
+            sys::warn(&[
+                b"cannot move the runtime's descriptors out of the program's range \
+                  (descriptor limit too low?): its descriptor numbers may differ at replay",
+            ]);
+        }
+        return fd;
+    }
+    sys::close_raw(fd);
+    high as i32
+}

@@ -1,0 +1,597 @@
+//! The event core: every hook and interposed call ends up here, in record
+//! and in replay mode alike, so both modes see the same events in the same
+//! per-thread order (the index of an event is its position in that order).
+//!
+//! Each shape is named for where the event falls relative to the real
+//! operation; that decides what record holds while it runs and when replay
+//! waits and publishes:
+//!
+//! | shape | the event is logged | replay waits |
+//! |---|---|---|
+//! | [`log_before_access`] | at the compiler hook, before the access; stripes kept until the next hook | at the hook |
+//! | [`log_after_call`] | after the call, stripes held across it (with its result) | before the call |
+//! | [`log_after_call_or_recorded`] | the same; replay may return the recorded result instead | before the call |
+//! | [`log_after_blocking_call`] | after the call, stripes released before it (it may block) | before the call |
+//! | [`log_after_nested_call`] | after the call, whose own events (allocations) come first | before the call, for the event's predecessors too |
+//! | [`log_output_before_call`] | before the output, whose own events come after | before the call |
+//! | [`log_after_copy`] | after memcpy, both ranges held across it | before the copy |
+//! | [`log_event`], [`log_outside_value`] | no call: thread life, exit, time and pid | at the event |
+
+mod outputs;
+
+use rr_lite_trace::EventKind;
+use rr_lite_trace::plan::flags;
+use rr_lite_trace::state::{Divergence, ThreadStatus};
+
+pub(crate) use outputs::drain_outputs;
+
+use crate::mode::{self, Mode};
+use crate::replay::{self, DivergenceDetail};
+use crate::stripes::StripeSet;
+use crate::thread::ThreadState;
+
+/// What replay does for an emulated call.
+#[derive(Debug)]
+pub(crate) enum Replayed<R> {
+    /// Return this (built from the recorded result), skip the real call.
+    Return(R),
+    /// Call the real function; its result must equal the recorded one.
+    CallReal,
+}
+
+/// Runs `f` on the calling thread's state if the runtime tracks this thread.
+#[inline(always)]
+pub(crate) fn with_tracked<R>(f: impl FnOnce(&ThreadState, Mode) -> R) -> Option<R> {
+    let mode = mode::current();
+    if mode == Mode::Inert {
+        return None;
+    }
+    let state = crate::fast_tls::current();
+    if state.is_null() {
+        untracked_thread(mode);
+        return None;
+    }
+    // SAFETY: the slot holds this thread's own ThreadState (set at
+    // registration), which lives as long as the thread and is only used by
+    // it.
+    let t = unsafe { &*state };
+    t.is_tracked().then(|| f(t, mode))
+}
+
+/// A hook or wrapper ran on a thread the runtime never registered (started
+/// by a path it does not interpose, e.g. a raw `clone`, or past its thread
+/// table). Its events cannot be recorded or ordered, and dropping them
+/// silently would make a replay that looks right but is not: record marks
+/// the trace (the recorder then refuses to call it replayable), replay
+/// reports a divergence.
+#[cold]
+#[inline(never)]
+fn untracked_thread(mode: Mode) {
+    use core::sync::atomic::{AtomicBool, Ordering};
+    static NOTED: AtomicBool = AtomicBool::new(false);
+    if NOTED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    if mode == Mode::Replay {
+        replay::diverge_untracked();
+    }
+    crate::sys::warn(&[
+        b"a thread rr-lite did not start ran instrumented code: its accesses are not recorded \
+          and the trace is marked incomplete",
+    ]);
+    note_trace_problem(&[
+        b"a thread that rr-lite did not start (not through pthread_create or thrd_create) \
+          ran instrumented code: its accesses are not in the trace",
+    ]);
+}
+
+/// Record: notes in the trace something it cannot hold (one line, `parts`
+/// joined); the recorder then marks the trace incomplete, and replay
+/// refuses it.
+pub(crate) fn note_trace_problem(parts: &[&[u8]]) {
+    if mode::current() != Mode::Record {
+        return;
+    }
+    crate::descriptors::locked(|| {
+        crate::sys::append_line_in_dir(
+            mode::TRACE_DIR.get(),
+            rr_lite_trace::dir::PROBLEMS_FILE.as_bytes(),
+            parts,
+        )
+    });
+}
+
+/// Runs `f` on the calling thread's state, known to be tracked (a
+/// `with_tracked` check just passed): through the fast slot, not
+/// `thread_local!`.
+#[inline(always)]
+fn on_tracked_thread<R>(f: impl FnOnce(&ThreadState) -> R) -> R {
+    let state = crate::fast_tls::current();
+    debug_assert!(!state.is_null(), "only called for registered threads");
+    // SAFETY: as in `with_tracked`: this thread's own, registered state.
+    f(unsafe { &*state })
+}
+
+/// Runs `f` marked busy (nothing it calls re-enters the runtime).
+#[inline(always)]
+fn busy<R>(t: &ThreadState, f: impl FnOnce() -> R) -> R {
+    t.enter();
+    let r = f();
+    t.leave();
+    r
+}
+
+/// The end of the thread's previous event: record unlocks its stripes,
+/// replay publishes its progress. At function entry/exit and before any
+/// call that may block.
+pub(crate) fn finish_previous(t: &ThreadState, mode: Mode) {
+    match mode {
+        Mode::Record => t.record.release_held(),
+        Mode::Replay => replay::publish_pending(&t.replay),
+        Mode::Inert => {}
+    }
+}
+
+/// [`finish_previous`] for the calling thread.
+#[inline]
+pub(crate) fn release() {
+    with_tracked(|t, mode| busy(t, || finish_previous(t, mode)));
+}
+
+/// Before a real call that may block and is not itself an event (sleep,
+/// read, poll): record releases the thread's stripes; replay publishes all
+/// its events as done.
+pub(crate) fn before_blocking() {
+    with_tracked(|t, mode| {
+        busy(t, || match mode {
+            Mode::Replay => replay::publish_all(&t.replay),
+            _ => finish_previous(t, mode),
+        })
+    });
+}
+
+/// A real call that may block until time passes or input arrives, and is
+/// not itself an event (sleep, poll, read): record releases the thread's
+/// stripes; replay publishes everything and marks the thread sleeping,
+/// which neither the watchdog nor a turn skip takes for stuck.
+pub(crate) fn sleeping_call<R>(op: impl FnOnce() -> R) -> R {
+    call_between_events(ThreadStatus::Sleeping, op)
+}
+
+/// A real call that may block and is not itself an event, with no order to
+/// keep (a barrier whose arrival and departure are events of their own):
+/// record releases the thread's stripes, replay publishes everything and
+/// marks the thread blocked for the watchdog. Replay waits for the
+/// predecessors of the next event only after the call, since the call
+/// itself waits for the other threads.
+pub(crate) fn blocking_call<R>(op: impl FnOnce() -> R) -> R {
+    call_between_events(ThreadStatus::Blocked, op)
+}
+
+/// A real call between two events, with the thread's replay status
+/// `status` while in it.
+fn call_between_events<R>(status: ThreadStatus, op: impl FnOnce() -> R) -> R {
+    match with_tracked(|_, mode| mode) {
+        Some(Mode::Replay) => on_tracked_thread(|t| {
+            busy(t, || replay::publish_all(&t.replay));
+            in_real_call_as(t, status, op)
+        }),
+        Some(_) => {
+            before_blocking();
+            op()
+        }
+        None => op(),
+    }
+}
+
+/// Runs a real call that may block before the thread's next event (the FILE
+/// lock before an output): record releases the thread's stripes first;
+/// replay also waits for the recorded predecessors of that next event, so
+/// the call happens in the recorded order, and marks the thread blocked for
+/// the watchdog while in it.
+pub(crate) fn before_next_event<R>(op: impl FnOnce() -> R) -> R {
+    match with_tracked(|_, mode| mode) {
+        Some(Mode::Replay) => on_tracked_thread(|t| {
+            busy(t, || {
+                replay::publish_all(&t.replay);
+                replay::wait_next(&t.replay);
+            });
+            in_real_call(t, op)
+        }),
+        Some(mode) => {
+            with_tracked(|t, _| busy(t, || finish_previous(t, mode)));
+            op()
+        }
+        None => op(),
+    }
+}
+
+/// Replay: runs a real call that may block with the thread marked blocked
+/// (the watchdog counts it as stuck only if everything else is).
+fn in_real_call<R>(t: &ThreadState, op: impl FnOnce() -> R) -> R {
+    in_real_call_as(t, ThreadStatus::Blocked, op)
+}
+
+/// Replay: runs a real call with the thread's status `status` meanwhile.
+fn in_real_call_as<R>(t: &ThreadState, status: ThreadStatus, op: impl FnOnce() -> R) -> R {
+    busy(t, || replay::set_status(&t.replay, status));
+    let r = op();
+    busy(t, || replay::set_status(&t.replay, ThreadStatus::Running));
+    r
+}
+
+/// A compiler-instrumented access: logged at the hook; the access runs
+/// after the hook returns, so record keeps the stripes (replay: the
+/// publication) until the thread's next hook.
+#[inline]
+pub(crate) fn log_before_access(kind: EventKind, addr: u64, size: u64, site: u64) {
+    with_tracked(|t, mode| {
+        if mode == Mode::Replay {
+            // Nothing below calls an interposed function (waits are raw
+            // futex calls), so the thread need not be marked busy.
+            replay::publish_pending(&t.replay);
+            replay::count(&t.replay, kind, addr, site);
+            return;
+        }
+        busy(t, || {
+            t.record.release_held();
+            let set = StripeSet::for_access(addr, size);
+            t.record.hold(set);
+            t.record.append_on(set, kind, addr, size, site, 0);
+        })
+    });
+}
+
+/// An interposed call performed for real in both modes, while its event is
+/// held; logged after it with `payload(&result)`.
+#[inline]
+pub(crate) fn log_after_call<R>(
+    kind: EventKind,
+    addr: u64,
+    size: u64,
+    site: u64,
+    op: impl FnOnce() -> R,
+    payload: impl FnOnce(&R) -> u64,
+) -> R {
+    log_after_call_or_recorded(kind, addr, size, site, op, payload, |_| Replayed::CallReal)
+}
+
+/// [`log_after_call`] for a call whose result replay may take from the
+/// recording: `replayed(recorded payload)` decides.
+pub(crate) fn log_after_call_or_recorded<R>(
+    kind: EventKind,
+    addr: u64,
+    size: u64,
+    site: u64,
+    op: impl FnOnce() -> R,
+    payload: impl FnOnce(&R) -> u64,
+    replayed: impl FnOnce(u64) -> Replayed<R>,
+) -> R {
+    match with_tracked(|_, mode| mode) {
+        None => op(),
+        Some(Mode::Record) => on_tracked_thread(|t| {
+            let acquired = busy(t, || t.record.acquire(addr, size));
+            let result = t.record.guarded(op);
+            busy(t, || {
+                t.record.append(kind, addr, size, site, payload(&result));
+                t.record.give_back(acquired);
+            });
+            result
+        }),
+        Some(_) => on_tracked_thread(|t| {
+            let point = busy(t, || {
+                replay::publish_pending(&t.replay);
+                replay::count(&t.replay, kind, addr, site)
+            });
+            let recorded = recorded_payload(point);
+            let result = match recorded.map(replayed) {
+                Some(Replayed::Return(r)) => r,
+                Some(Replayed::CallReal) | None => {
+                    let r = replay::guarded(&t.replay, op);
+                    check_result(t, kind, addr, site, recorded, payload(&r));
+                    r
+                }
+            };
+            busy(t, || replay::publish_pending(&t.replay));
+            result
+        }),
+    }
+}
+
+/// The recorded result a plan point carries, if it carries one.
+fn recorded_payload(point: Option<&rr_lite_trace::plan::PointRecord>) -> Option<u64> {
+    point
+        .filter(|p| p.flags & flags::PAYLOAD != 0)
+        .map(|p| p.payload)
+}
+
+/// Replay: a real call's result must be the recorded one (heap addresses,
+/// trylock outcomes, descriptor numbers...).
+fn check_result(
+    t: &ThreadState,
+    kind: EventKind,
+    addr: u64,
+    site: u64,
+    recorded: Option<u64>,
+    actual: u64,
+) {
+    let Some(expected) = recorded else { return };
+    if expected != actual {
+        let what = if kind == EventKind::Alloc {
+            Divergence::HeapAddress
+        } else {
+            Divergence::Result
+        };
+        let detail = DivergenceDetail {
+            expected_kind: kind as u8,
+            expected_addr: addr,
+            actual_kind: kind as u8,
+            actual_addr: addr,
+            site,
+            expected_value: expected,
+            actual_value: actual,
+            counted: true,
+        };
+        busy(t, || replay::diverge(&t.replay, what, &detail));
+    }
+}
+
+/// A call that may block: record releases the thread's stripes, performs
+/// `op`, then logs a `kind` event on `addr` if `event(&result)` gives its
+/// payload (None: the call failed and nothing happened). Replay waits for
+/// the recorded predecessors of the thread's next event first, so the real
+/// call (a lock) happens in the recorded order; `replayed` may return the
+/// recorded result instead of calling the real function.
+pub(crate) fn log_after_blocking_call<R>(
+    kind: EventKind,
+    addr: u64,
+    site: u64,
+    op: impl FnOnce() -> R,
+    event: impl FnOnce(&R) -> Option<u64>,
+    replayed: impl FnOnce(u64) -> Replayed<R>,
+) -> R {
+    match with_tracked(|_, mode| mode) {
+        None => op(),
+        Some(Mode::Record) => {
+            release();
+            let result = op();
+            if let Some(payload) = event(&result) {
+                log_after_call(kind, addr, 0, site, || (), |_| payload);
+            }
+            result
+        }
+        Some(_) => on_tracked_thread(|t| {
+            let next = busy(t, || {
+                replay::publish_all(&t.replay);
+                replay::wait_next(&t.replay)
+            });
+            let recorded = next
+                .filter(|p| p.kind == kind as u8 && p.flags & flags::PAYLOAD != 0)
+                .map(|p| p.payload);
+            let result = match recorded.map(replayed) {
+                Some(Replayed::Return(r)) => {
+                    busy(t, || replay::count(&t.replay, kind, addr, site));
+                    r
+                }
+                Some(Replayed::CallReal) | None => {
+                    let r = in_real_call(t, op);
+                    if let Some(payload) = event(&r) {
+                        busy(t, || replay::count(&t.replay, kind, addr, site));
+                        check_result(t, kind, addr, site, recorded, payload);
+                    }
+                    r
+                }
+            };
+            busy(t, || replay::publish_pending(&t.replay));
+            result
+        }),
+    }
+}
+
+/// An event with no call around it (thread start/exit, the unlock half of
+/// a cond wait, barrier arrival, exit status, fatal signal). Returns the
+/// recorded payload in replay (the child id of a thread-create), else
+/// `payload`.
+pub(crate) fn log_event(kind: EventKind, addr: u64, size: u64, site: u64, payload: u64) -> u64 {
+    log_after_call_or_recorded(kind, addr, size, site, || payload, |&p| p, Replayed::Return)
+}
+
+/// Replay: the recorded payload of the thread's next event of `kind` (the
+/// child id of a thread-create, before the call, whose own events such as
+/// the child's DTV allocation come first).
+pub(crate) fn next_recorded(kind: EventKind) -> Option<u64> {
+    with_tracked(|t, mode| {
+        if mode != Mode::Replay {
+            return None;
+        }
+        busy(t, || replay::stop_at_recorded_end(&t.replay));
+        replay::find_ahead(&t.replay, kind).map(|p| p.payload)
+    })
+    .flatten()
+}
+
+/// Output on a descriptor's pseudo-address: logged before the real call,
+/// whose own allocations (stdio's buffer) nest inside it and come after.
+pub(crate) fn log_output_before_call<R>(
+    addr: u64,
+    len: u64,
+    site: u64,
+    op: impl FnOnce() -> R,
+) -> R {
+    let Some(mode) = with_tracked(|_, mode| mode) else {
+        return op();
+    };
+    on_tracked_thread(|t| {
+        if mode != Mode::Record {
+            busy(t, || {
+                replay::publish_pending(&t.replay);
+                replay::count(&t.replay, EventKind::Output, addr, site);
+            });
+            let result = replay::guarded(&t.replay, op);
+            busy(t, || replay::publish_pending(&t.replay));
+            return result;
+        }
+        outputs::begin_output(t);
+        let acquired = busy(t, || {
+            let a = t.record.acquire(addr, len);
+            t.record.append(EventKind::Output, addr, len, site, 0);
+            a
+        });
+        let result = t.record.nested(op);
+        busy(t, || t.record.give_back(acquired));
+        outputs::end_output();
+        result
+    })
+}
+
+/// Record: the thread has just passed a synchronisation the runtime cannot
+/// see and that may involve every thread (a member starting its part of an
+/// OpenMP region, released from libgomp's dock): its next event takes a
+/// clock past every thread's, so the merged order puts it after everything
+/// that may have come before.
+pub(crate) fn after_hidden_sync_with_all() {
+    if mode::current() == Mode::Record {
+        with_tracked(|t, _| busy(t, || t.record.clock_past_all_threads()));
+    }
+}
+
+/// Record, before a real pthread_join: glibc frees the joined thread's
+/// memory inside the join, once that thread has really exited; those frees
+/// are events, and must come after the thread's exit event in the global
+/// order. So wait until the thread has logged its exit, and take a clock
+/// past it (nothing else orders them: the kernel does, through the join).
+pub(crate) fn after_exit_of(thread: u32, exit_addr: u64) {
+    if mode::current() != Mode::Record {
+        return;
+    }
+    // The joined thread may need a stripe this one keeps.
+    release();
+    crate::thread::wait_exited(thread);
+    with_tracked(|t, _| busy(t, || t.record.clock_past(exit_addr)));
+}
+
+/// A call whose event must follow everything the real call does: record
+/// holds the event's stripe across the call (events inside it nest), then
+/// logs it; replay lets the call's own events count first, but waits for
+/// the event's predecessors before the call (what it does, such as taking
+/// the lowest free descriptor, depends on them) and checks its result. For
+/// pthread_create (the child's start must come after the parent's
+/// allocations inside pthread_create, which happen before the clone),
+/// write (an event logged before the write would survive a crash that came
+/// before the write, and replay would write once more), fopen and fclose
+/// (their allocation and free nest in them).
+pub(crate) fn log_after_nested_call<R>(
+    kind: EventKind,
+    addr: u64,
+    len: u64,
+    site: u64,
+    op: impl FnOnce() -> R,
+    payload: impl FnOnce(&R) -> u64,
+) -> R {
+    let Some(mode) = with_tracked(|_, mode| mode) else {
+        return op();
+    };
+    on_tracked_thread(|t| {
+        if mode != Mode::Record {
+            // Wait for the next event's predecessors before the real call
+            // (it is this event, or one nested in the call), and stop here
+            // if the recording ended before it.
+            busy(t, || {
+                replay::publish_all(&t.replay);
+                replay::wait_next(&t.replay);
+                replay::wait_through(&t.replay, kind);
+            });
+            let result = op();
+            let point = busy(t, || replay::count(&t.replay, kind, addr, site));
+            check_result(
+                t,
+                kind,
+                addr,
+                site,
+                recorded_payload(point),
+                payload(&result),
+            );
+            busy(t, || replay::publish_pending(&t.replay));
+            return result;
+        }
+        let is_output = kind == EventKind::Output;
+        if is_output {
+            outputs::begin_output(t);
+        }
+        let acquired = busy(t, || t.record.acquire_before_nested(addr, len));
+        let result = t.record.nested(op);
+        busy(t, || {
+            t.record.append(kind, addr, len, site, payload(&result));
+            t.record.give_back(acquired);
+        });
+        if is_output {
+            outputs::end_output();
+        }
+        result
+    })
+}
+
+/// memcpy/memmove: a range read and a range write, logged after the copy
+/// while the stripes of both ranges are held (record), or counted after
+/// both waited (replay).
+pub(crate) fn log_after_copy<R>(
+    src: u64,
+    dst: u64,
+    len: u64,
+    site: u64,
+    op: impl FnOnce() -> R,
+) -> R {
+    let Some(mode) = with_tracked(|_, mode| mode) else {
+        return op();
+    };
+    on_tracked_thread(|t| {
+        busy(t, || {
+            finish_previous(t, mode);
+            if mode == Mode::Record {
+                let mut set = StripeSet::for_access(src, len);
+                set.add_access(dst, len);
+                t.record.hold(set);
+            } else {
+                replay::count(&t.replay, EventKind::ReadRange, src, site);
+                replay::count(&t.replay, EventKind::WriteRange, dst, site);
+            }
+        });
+        let result = match mode {
+            Mode::Record => t.record.guarded(op),
+            _ => replay::guarded(&t.replay, op),
+        };
+        busy(t, || {
+            if mode == Mode::Record {
+                t.record.append(EventKind::ReadRange, src, len, site, 0);
+                t.record.append(EventKind::WriteRange, dst, len, site, 0);
+            }
+            finish_previous(t, mode);
+        });
+        result
+    })
+}
+
+/// A value from outside (time, pid): record logs `real()`, replay returns
+/// the recorded value.
+pub(crate) fn log_outside_value(site: u64, real: impl FnOnce() -> u64) -> u64 {
+    let addr = rr_lite_trace::pseudo::CLOCK;
+    match with_tracked(|_, mode| mode) {
+        None => real(),
+        Some(Mode::Record) => {
+            let value = real();
+            on_tracked_thread(|t| {
+                busy(t, || t.record.append(EventKind::Time, addr, 0, site, value))
+            });
+            value
+        }
+        Some(_) => {
+            let point = on_tracked_thread(|t| {
+                busy(t, || replay::count(&t.replay, EventKind::Time, addr, site))
+            });
+            match point.filter(|p| p.flags & flags::PAYLOAD != 0) {
+                Some(p) => p.payload,
+                None => real(),
+            }
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! When a stripe's holder is blocked where the runtime cannot see it, the
+//! stripe is handed over to a waiter instead of stalling it indefinitely.
+//!
+//! A thread keeps the stripes of its last access until its next hook; by
+//! then the access has executed. A thread that calls into code the runtime
+//! does not see (an uninstrumented library: libgomp's barriers, a raw futex
+//! in a helper) and blocks there keeps its stripes, and a thread that needs
+//! one would wait for as long as the holder sleeps, forever if the holder
+//! waits for it. So a waiter that has waited longer than [`HANDOVER_AFTER_NS`]
+//! looks at the holder: if it sleeps in the kernel (state `S` in
+//! `/proc/self/task/TID/stat`) outside the runtime, the holder's access is
+//! done (nothing separates a hook from its access but the access itself; an
+//! access stalled in a page fault sleeps in state `D` and is left alone), and
+//! the waiter releases the stripe on the holder's behalf. The holder's own
+//! release later finds the stripe no longer its own and skips it.
+//!
+//! Causality: the sleeper was likely woken by the thread that took its
+//! stripe (or by one of the threads running meanwhile), through a call the
+//! runtime did not see, so nothing orders its next events after theirs. A
+//! thread that finds at its next hook that a stripe was taken from it takes a
+//! clock past every clock any thread has published ([`clock_past_all`]), so
+//! the merged order stays consistent with the wake-up.
+//!
+//! "Outside the runtime" is what the guard word says: a thread sets it while
+//! it parks on a stripe (it may hold others, for an access not yet logged)
+//! and while it performs a real call with its stripes held on purpose (an
+//! output, memcpy, a lock-like call whose event is logged after it).
+
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use crate::sys::MAX_THREADS;
+
+/// How long a waiter waits before looking at the holder.
+pub(crate) const HANDOVER_AFTER_NS: u64 = 10_000_000;
+
+#[derive(Debug)]
+struct Holder {
+    kernel_tid: AtomicU32,
+    /// Non-zero while the thread must keep its stripes even when asleep.
+    guard: AtomicU32,
+    /// The clock of the thread's last logged event.
+    clock: AtomicU64,
+}
+
+static HOLDERS: [Holder; MAX_THREADS] = [const {
+    Holder {
+        kernel_tid: AtomicU32::new(0),
+        guard: AtomicU32::new(0),
+        clock: AtomicU64::new(0),
+    }
+}; MAX_THREADS];
+/// One past the highest logical id registered so far.
+static REGISTERED: AtomicU32 = AtomicU32::new(0);
+
+/// Remembers the kernel thread id of logical thread `id` (at registration).
+pub(crate) fn set_kernel_tid(id: u32, tid: u32) {
+    if let Some(h) = HOLDERS.get(id as usize) {
+        h.kernel_tid.store(tid, Ordering::Release);
+        h.guard.store(0, Ordering::Release);
+        REGISTERED.fetch_max(id + 1, Ordering::AcqRel);
+    }
+}
+
+/// Publishes the clock of thread `id`'s last logged event.
+#[inline]
+pub(crate) fn publish_clock(id: u32, clock: u64) {
+    if let Some(h) = HOLDERS.get(id as usize) {
+        h.clock.store(clock, Ordering::Relaxed);
+    }
+}
+
+/// The newest clock any thread has published (for a thread whose stripe
+/// was taken over while it slept: see the module doc).
+pub(crate) fn clock_past_all() -> u64 {
+    let registered = REGISTERED.load(Ordering::Acquire) as usize;
+    HOLDERS[..registered.min(MAX_THREADS)]
+        .iter()
+        .map(|h| h.clock.load(Ordering::Acquire))
+        .max()
+        .unwrap_or(0)
+}
+
+/// The kernel thread id of logical thread `id`, 0 if unknown.
+pub(crate) fn kernel_tid(id: u32) -> u32 {
+    HOLDERS
+        .get(id as usize)
+        .map_or(0, |h| h.kernel_tid.load(Ordering::Acquire))
+}
+
+/// Runs `f` with thread `id`'s stripes protected from handover.
+#[inline]
+pub(crate) fn guarded<R>(id: u32, f: impl FnOnce() -> R) -> R {
+    let Some(h) = HOLDERS.get(id as usize) else {
+        return f();
+    };
+    h.guard.fetch_add(1, Ordering::SeqCst);
+    let r = f();
+    h.guard.fetch_sub(1, Ordering::SeqCst);
+    r
+}
+
+/// Thread `id` sleeps in the kernel outside the runtime: its last access
+/// is done and its stripes may be handed over.
+pub(crate) fn asleep_outside_runtime(id: u32) -> bool {
+    let Some(h) = HOLDERS.get(id as usize) else {
+        return false;
+    };
+    let tid = h.kernel_tid.load(Ordering::Acquire);
+    if tid == 0 || h.guard.load(Ordering::SeqCst) != 0 {
+        return false;
+    }
+    // Read twice with the guard checked in between: the holder may have
+    // woken, re-entered the runtime and parked again meanwhile.
+    kernel_state(tid) == Some(b'S') && h.guard.load(Ordering::SeqCst) == 0
+}
+
+/// The state letter of kernel thread `tid` of this process.
+fn kernel_state(tid: u32) -> Option<u8> {
+    let mut path = [0u8; 48];
+    let prefix = b"/proc/self/task/";
+    path[..prefix.len()].copy_from_slice(prefix);
+    let mut digits = [0u8; 20];
+    let d = crate::sys::decimal(u64::from(tid), &mut digits);
+    path[prefix.len()..prefix.len() + d.len()].copy_from_slice(d);
+    let end = prefix.len() + d.len();
+    path[end..end + 5].copy_from_slice(b"/stat");
+    let mut buf = [0u8; 512];
+    // `path` is NUL-terminated (zero-filled); open for a moment only, out
+    // of the program's way (crate::descriptors). The caller waits for
+    // another thread, maybe the lock's holder: if the lock is busy, the
+    // state is unknown (no handover this time).
+    let n = crate::descriptors::try_locked(|| {
+        let fd = crate::sys::open_raw(&path, libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return -1;
+        }
+        let n = crate::sys::read_raw(fd, &mut buf);
+        crate::sys::close_raw(fd);
+        n
+    })?;
+    let text = buf.get(..usize::try_from(n).ok()?)?;
+    // "tid (comm) S ...": the command may hold spaces and parentheses, so
+    // the state is the first letter after the last ')'.
+    let close = text.iter().rposition(|&b| b == b')')?;
+    text[close + 1..]
+        .iter()
+        .copied()
+        .find(|b| !b.is_ascii_whitespace())
+}

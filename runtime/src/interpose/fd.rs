@@ -1,0 +1,345 @@
+//! Descriptor numbers. The kernel gives out the lowest free number, so the
+//! number a call returns depends on every open and close before it, in any
+//! thread: each call that gives out descriptors (`descriptor-open`) or
+//! frees them (`descriptor-close`) is an event on the descriptor table's
+//! pseudo-address, with its result as the payload. Record holds that
+//! stripe across the real call, so the recorded order is the order the
+//! kernel saw; replay makes the same calls in that order and checks every
+//! result (a different number is a divergence, not a different run).
+//!
+//! Calls that give out numbers also take the descriptor lock around the
+//! real call (`crate::descriptors`: the runtime's own files are opened
+//! under it). Those that may block (accept, opening a FIFO) take neither
+//! the lock nor the stripe across the call: they are logged after it, like
+//! a lock, and a number another thread takes meanwhile can make replay
+//! report a divergence (README, limits).
+//!
+//! open, openat and fcntl are variadic in C; their optional argument is
+//! declared as a plain one, which the x86-64 calling convention makes the
+//! same (it is in its register whether the caller passed it or not).
+
+use core::ffi::{c_char, c_int, c_uint, c_ulong};
+
+use libc::{FILE, mode_t, sockaddr, socklen_t};
+use rr_lite_trace::{EventKind, pseudo};
+
+use crate::events::{self, Replayed};
+use crate::real;
+use crate::site::with_site;
+use crate::sys;
+
+/// A call's result with the errno it left (the runtime's bookkeeping after
+/// the call may change errno; the program gets this one back).
+#[derive(Debug, Clone, Copy)]
+struct Outcome<T> {
+    value: T,
+    errno: c_int,
+}
+
+impl<T: Copy> Outcome<T> {
+    fn of(op: impl FnOnce() -> T) -> Outcome<T> {
+        let value = op();
+        Outcome {
+            value,
+            errno: sys::errno(),
+        }
+    }
+
+    /// The value, with errno as the call left it.
+    fn give(self) -> T {
+        sys::set_errno(self.errno);
+        self.value
+    }
+}
+
+/// The payload of a call that returns a descriptor, 0 or -1: the result,
+/// or -errno if it failed (so that replay also checks how it failed).
+fn number(o: &Outcome<c_int>) -> u64 {
+    if o.value >= 0 {
+        o.value as u64
+    } else {
+        -i64::from(o.errno) as u64
+    }
+}
+
+/// Runs `op` under the descriptor lock while the runtime records or
+/// replays (a process forked from a recording is inert: see `fork`).
+fn locked<T>(op: impl FnOnce() -> T) -> T {
+    if crate::mode::active() {
+        crate::descriptors::locked(op)
+    } else {
+        op()
+    }
+}
+
+/// A call that gives out descriptors and cannot block; `payload` says
+/// which (see [`number`]).
+fn giving_out(
+    site: u64,
+    op: impl FnOnce() -> c_int,
+    payload: impl FnOnce(&Outcome<c_int>) -> u64,
+) -> c_int {
+    events::log_after_call(
+        EventKind::DescriptorOpen,
+        pseudo::DESCRIPTORS,
+        0,
+        site,
+        || locked(|| Outcome::of(op)),
+        payload,
+    )
+    .give()
+}
+
+/// A call that gives out a descriptor and may block (accept, opening a
+/// FIFO): logged after it returns.
+fn giving_out_blocking(site: u64, op: impl FnOnce() -> c_int) -> c_int {
+    events::log_after_blocking_call(
+        EventKind::DescriptorOpen,
+        pseudo::DESCRIPTORS,
+        site,
+        || Outcome::of(op),
+        |o| Some(number(o)),
+        |_| Replayed::CallReal,
+    )
+    .give()
+}
+
+/// Whether opening `path` (relative to `dir`) with `flags` may block: a
+/// FIFO opened without O_NONBLOCK waits for its other end, which another
+/// thread may be about to open.
+fn may_block(dir: c_int, path: *const c_char, flags: c_int) -> bool {
+    if flags & libc::O_NONBLOCK != 0 || path.is_null() || !crate::mode::active() {
+        return false;
+    }
+    // SAFETY: a zeroed stat is a valid out-parameter; `path` is the
+    // caller's NUL-terminated path. Raw: not a program call.
+    unsafe {
+        let mut st: libc::stat = core::mem::zeroed();
+        libc::syscall(
+            libc::SYS_newfstatat,
+            dir,
+            path,
+            &mut st as *mut libc::stat,
+            0,
+        ) == 0
+            && st.st_mode & libc::S_IFMT == libc::S_IFIFO
+    }
+}
+
+/// open and its relatives: `op` opens `path` (relative to `dir`).
+fn opening(
+    dir: c_int,
+    path: *const c_char,
+    flags: c_int,
+    site: u64,
+    op: impl FnOnce() -> c_int,
+) -> c_int {
+    if may_block(dir, path, flags) {
+        giving_out_blocking(site, op)
+    } else {
+        giving_out(site, op, number)
+    }
+}
+
+/// Exports path-based opens: `$name(args) => dir, path, flags` says which
+/// arguments are the directory, the path and the flags.
+macro_rules! opens {
+    ($($name:ident => $imp:ident($($arg:ident: $t:ty),*), $reg:literal,
+       $dir:expr, $path:ident, $flags:expr;)*) => {$(
+        extern "C" fn $imp($($arg: $t,)* site: u64) -> c_int {
+            // SAFETY: forwarding.
+            opening($dir, $path, $flags, site, || unsafe { real::$name($($arg),*) })
+        }
+        with_site!($name => $imp, $reg);
+    )*};
+}
+
+const CWD: c_int = libc::AT_FDCWD;
+const CREAT: c_int = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC;
+
+opens! {
+    open => open_impl(path: *const c_char, flags: c_int, mode: c_uint), "rcx", CWD, path, flags;
+    open64 => open64_impl(path: *const c_char, flags: c_int, mode: c_uint), "rcx", CWD, path, flags;
+    openat => openat_impl(dir: c_int, path: *const c_char, flags: c_int, mode: c_uint), "r8", dir, path, flags;
+    openat64 => openat64_impl(dir: c_int, path: *const c_char, flags: c_int, mode: c_uint), "r8", dir, path, flags;
+    __open_2 => open_2_impl(path: *const c_char, flags: c_int), "rdx", CWD, path, flags;
+    __open64_2 => open64_2_impl(path: *const c_char, flags: c_int), "rdx", CWD, path, flags;
+    __openat_2 => openat_2_impl(dir: c_int, path: *const c_char, flags: c_int), "rcx", dir, path, flags;
+    __openat64_2 => openat64_2_impl(dir: c_int, path: *const c_char, flags: c_int), "rcx", dir, path, flags;
+    creat => creat_impl(path: *const c_char, mode: mode_t), "rdx", CWD, path, CREAT;
+    creat64 => creat64_impl(path: *const c_char, mode: mode_t), "rdx", CWD, path, CREAT;
+}
+
+/// Exports calls that give out one descriptor and cannot block.
+macro_rules! gives_one {
+    ($($name:ident => $imp:ident($($arg:ident: $t:ty),*), $reg:literal;)*) => {$(
+        extern "C" fn $imp($($arg: $t,)* site: u64) -> c_int {
+            // SAFETY: forwarding.
+            giving_out(site, || unsafe { real::$name($($arg),*) }, number)
+        }
+        with_site!($name => $imp, $reg);
+    )*};
+}
+
+gives_one! {
+    socket => socket_impl(domain: c_int, kind: c_int, protocol: c_int), "rcx";
+    dup => dup_impl(fd: c_int), "rsi";
+    dup2 => dup2_impl(fd: c_int, to: c_int), "rdx";
+    dup3 => dup3_impl(fd: c_int, to: c_int, flags: c_int), "rcx";
+    epoll_create => epoll_create_impl(size: c_int), "rsi";
+    epoll_create1 => epoll_create1_impl(flags: c_int), "rsi";
+    eventfd => eventfd_impl(initial: c_uint, flags: c_int), "rdx";
+}
+
+/// pipe, pipe2, socketpair: two descriptors, `first | second << 32`.
+fn giving_pair(fds: *mut c_int, site: u64, op: impl FnOnce() -> c_int) -> c_int {
+    giving_out(site, op, |o| {
+        if o.value != 0 || fds.is_null() {
+            return number(o);
+        }
+        // SAFETY: the call succeeded, so it wrote both descriptors.
+        let (first, second) = unsafe { (*fds, *fds.add(1)) };
+        u64::from(first as u32) | u64::from(second as u32) << 32
+    })
+}
+
+extern "C" fn pipe_impl(fds: *mut c_int, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    giving_pair(fds, site, || unsafe { real::pipe(fds) })
+}
+with_site!(pipe => pipe_impl, "rsi");
+
+extern "C" fn pipe2_impl(fds: *mut c_int, flags: c_int, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    giving_pair(fds, site, || unsafe { real::pipe2(fds, flags) })
+}
+with_site!(pipe2 => pipe2_impl, "rdx");
+
+extern "C" fn socketpair_impl(
+    domain: c_int,
+    kind: c_int,
+    protocol: c_int,
+    fds: *mut c_int,
+    site: u64,
+) -> c_int {
+    // SAFETY: forwarding.
+    giving_pair(fds, site, || unsafe {
+        real::socketpair(domain, kind, protocol, fds)
+    })
+}
+with_site!(socketpair => socketpair_impl, "r8");
+
+/// fcntl gives out a descriptor only for F_DUPFD and F_DUPFD_CLOEXEC; the
+/// other commands go straight to the real call.
+fn fcntl_call(cmd: c_int, site: u64, op: impl FnOnce() -> c_int) -> c_int {
+    if cmd == libc::F_DUPFD || cmd == libc::F_DUPFD_CLOEXEC {
+        giving_out(site, op, number)
+    } else {
+        op()
+    }
+}
+
+extern "C" fn fcntl_impl(fd: c_int, cmd: c_int, arg: c_ulong, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    fcntl_call(cmd, site, || unsafe { real::fcntl(fd, cmd, arg) })
+}
+with_site!(fcntl => fcntl_impl, "rcx");
+
+extern "C" fn fcntl64_impl(fd: c_int, cmd: c_int, arg: c_ulong, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    fcntl_call(cmd, site, || unsafe { real::fcntl64(fd, cmd, arg) })
+}
+with_site!(fcntl64 => fcntl64_impl, "rcx");
+
+extern "C" fn accept_impl(fd: c_int, addr: *mut sockaddr, len: *mut socklen_t, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    giving_out_blocking(site, || unsafe { real::accept(fd, addr, len) })
+}
+with_site!(accept => accept_impl, "rcx");
+
+extern "C" fn accept4_impl(
+    fd: c_int,
+    addr: *mut sockaddr,
+    len: *mut socklen_t,
+    flags: c_int,
+    site: u64,
+) -> c_int {
+    // SAFETY: forwarding.
+    giving_out_blocking(site, || unsafe { real::accept4(fd, addr, len, flags) })
+}
+with_site!(accept4 => accept4_impl, "r8");
+
+/// fopen allocates its FILE (an allocator event nested in it) and opens
+/// the file: the descriptor event comes after the allocation.
+fn fopen_call(path: *const c_char, site: u64, op: impl FnOnce() -> *mut FILE) -> *mut FILE {
+    let payload = |o: &Outcome<*mut FILE>| {
+        if o.value.is_null() {
+            return -i64::from(o.errno) as u64;
+        }
+        // SAFETY: a FILE fopen just returned.
+        unsafe { libc::fileno(o.value) as u64 }
+    };
+    if may_block(libc::AT_FDCWD, path, 0) {
+        return events::log_after_blocking_call(
+            EventKind::DescriptorOpen,
+            pseudo::DESCRIPTORS,
+            site,
+            || Outcome::of(op),
+            |o| Some(payload(o)),
+            |_| Replayed::CallReal,
+        )
+        .give();
+    }
+    events::log_after_nested_call(
+        EventKind::DescriptorOpen,
+        pseudo::DESCRIPTORS,
+        0,
+        site,
+        || locked(|| Outcome::of(op)),
+        payload,
+    )
+    .give()
+}
+
+extern "C" fn fopen_impl(path: *const c_char, mode: *const c_char, site: u64) -> *mut FILE {
+    // SAFETY: forwarding.
+    fopen_call(path, site, || unsafe { real::fopen(path, mode) })
+}
+with_site!(fopen => fopen_impl, "rdx");
+
+extern "C" fn fopen64_impl(path: *const c_char, mode: *const c_char, site: u64) -> *mut FILE {
+    // SAFETY: forwarding.
+    fopen_call(path, site, || unsafe { real::fopen64(path, mode) })
+}
+with_site!(fopen64 => fopen64_impl, "rdx");
+
+/// close frees a number the next call that gives one out may take: an
+/// event in the same order. It gives none out, so it needs no lock.
+extern "C" fn close_impl(fd: c_int, site: u64) -> c_int {
+    events::log_after_call(
+        EventKind::DescriptorClose,
+        pseudo::DESCRIPTORS,
+        0,
+        site,
+        // SAFETY: forwarding.
+        || Outcome::of(|| unsafe { real::close(fd) }),
+        number,
+    )
+    .give()
+}
+with_site!(close => close_impl, "rsi");
+
+/// fclose closes the descriptor and frees the FILE (nested in it).
+extern "C" fn fclose_impl(f: *mut FILE, site: u64) -> c_int {
+    events::log_after_nested_call(
+        EventKind::DescriptorClose,
+        pseudo::DESCRIPTORS,
+        0,
+        site,
+        // SAFETY: forwarding.
+        || Outcome::of(|| unsafe { real::fclose(f) }),
+        number,
+    )
+    .give()
+}
+with_site!(fclose => fclose_impl, "rsi");

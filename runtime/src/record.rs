@@ -1,0 +1,225 @@
+//! Record mode's part of a thread: its Lamport clock, the stripes it keeps
+//! locked until its next hook, and its log. The event core
+//! (`crate::events`) decides when to lock, log and release; this module
+//! does it.
+//!
+//! Ordering rule (ARCHITECTURE.md, "Recording a true global order"): an
+//! entry is appended only while the thread holds the stripes of its
+//! address, with `clock = max(thread clock, stripe clocks) + 1`; released
+//! stripes carry the holder's clock, so whoever takes them next logs later.
+
+use core::cell::{Cell, UnsafeCell};
+
+use rr_lite_trace::EventKind;
+use rr_lite_trace::codec::Entry;
+
+use crate::log::LogWriter;
+use crate::stripes::StripeSet;
+
+/// What record mode keeps for one thread. Only the owning thread touches it
+/// (it lives in that thread's `ThreadState`; `Cell` fields make it `!Sync`).
+#[derive(Debug)]
+pub(crate) struct RecordThread {
+    /// The thread's logical id: it holds stripes under it.
+    id: Cell<u32>,
+    clock: Cell<u64>,
+    /// Stripes kept locked until the next hook.
+    held: Cell<StripeSet>,
+    /// Above zero inside an interposed call that keeps its stripe locked
+    /// across the real call (output, pthread_create), so that an allocator
+    /// call made inside it (stdio's buffer, the new thread's DTV) nests
+    /// instead of releasing that stripe.
+    nest_depth: Cell<u32>,
+    log: UnsafeCell<LogWriter>,
+    /// Set while `log` is borrowed: catches a re-entrant path that the
+    /// thread's busy mark should have kept out.
+    log_in_use: Cell<bool>,
+    /// Set once a log write failed (disk full): reported once.
+    log_failed: Cell<bool>,
+}
+
+impl RecordThread {
+    pub(crate) const fn new() -> RecordThread {
+        RecordThread {
+            id: Cell::new(u32::MAX),
+            clock: Cell::new(0),
+            held: Cell::new(StripeSet::EMPTY),
+            nest_depth: Cell::new(0),
+            log: UnsafeCell::new(LogWriter::CLOSED),
+            log_in_use: Cell::new(false),
+            log_failed: Cell::new(false),
+        }
+    }
+
+    /// Sets the thread's logical id (at registration).
+    pub(crate) fn set_id(&self, id: u32) {
+        self.id.set(id);
+    }
+
+    /// Runs `op`, a real call made while holding stripes on purpose, with
+    /// those stripes protected from handover (`crate::handover`).
+    pub(crate) fn guarded<R>(&self, op: impl FnOnce() -> R) -> R {
+        crate::handover::guarded(self.id.get(), op)
+    }
+
+    /// Runs `f` with the log writer. The event core calls this only while
+    /// the thread is marked busy, which keeps the signal handler and nested
+    /// hooks (the only re-entrant paths) out.
+    pub(crate) fn with_log<R>(&self, f: impl FnOnce(&mut LogWriter) -> R) -> R {
+        assert!(!self.log_in_use.replace(true), "thread log re-entered");
+        // SAFETY: only the owning thread reaches this RecordThread, and the
+        // flag above proves no other borrow of `log` is live on it: this
+        // is the only reference.
+        let r = f(unsafe { &mut *self.log.get() });
+        self.log_in_use.set(false);
+        r
+    }
+
+    /// Unlocks the stripes kept from the previous hook, carrying the
+    /// thread's clock.
+    pub(crate) fn release_held(&self) {
+        let held = self.held.get();
+        if !held.is_empty() {
+            held.raise_clock(self.clock.get());
+            if !held.unlock(self.id.get()) {
+                // Taken over while this thread slept in a call the runtime
+                // does not see: order what follows after what woke it.
+                let past = crate::handover::clock_past_all();
+                self.clock.set(self.clock.get().max(past));
+            }
+            self.held.set(StripeSet::EMPTY);
+        }
+    }
+
+    /// Locks `set` (everything held was released first) and keeps it until
+    /// the next hook.
+    pub(crate) fn hold(&self, set: StripeSet) {
+        debug_assert!(self.held.get().is_empty(), "release before taking more");
+        set.lock(self.id.get());
+        self.held.set(set);
+    }
+
+    /// Appends an entry whose stripes the thread holds.
+    pub(crate) fn append(&self, kind: EventKind, addr: u64, size: u64, site: u64, payload: u64) {
+        self.append_on(
+            StripeSet::for_access(addr, size),
+            kind,
+            addr,
+            size,
+            site,
+            payload,
+        );
+    }
+
+    /// [`Self::append`] when the caller already has the entry's stripe set.
+    pub(crate) fn append_on(
+        &self,
+        set: StripeSet,
+        kind: EventKind,
+        addr: u64,
+        size: u64,
+        site: u64,
+        payload: u64,
+    ) {
+        let clock = if kind == EventKind::Time {
+            // A value read from outside: nothing writes its pseudo-address,
+            // so it needs no lock, only a place in program order.
+            self.clock.get() + 1
+        } else {
+            set.advance_clock(self.clock.get())
+        };
+        self.clock.set(clock);
+        crate::handover::publish_clock(self.id.get(), clock);
+        let entry = Entry {
+            clock,
+            kind,
+            addr,
+            size,
+            site,
+            payload,
+        };
+        let ok = self.with_log(|log| log.append(&entry));
+        if !ok && !self.log_failed.replace(true) {
+            crate::sys::warn(&[
+                b"cannot write the thread log (disk full?): the trace is incomplete",
+            ]);
+        }
+    }
+
+    /// Locks the stripes of an interposed call's event. Inside a call that
+    /// keeps its own stripe (`nest_depth`), a single-stripe event nests on
+    /// top of the held set instead of releasing it.
+    pub(crate) fn acquire(&self, addr: u64, size: u64) -> Acquired {
+        let want = StripeSet::for_access(addr, size);
+        if let Some(stripe) = want.single().filter(|_| self.nest_depth.get() > 0) {
+            if self.held.get().contains(stripe) {
+                return Acquired::Nested(StripeSet::EMPTY);
+            }
+            want.lock(self.id.get());
+            return Acquired::Nested(want);
+        }
+        self.release_held();
+        self.hold(want);
+        Acquired::Top
+    }
+
+    /// [`Self::acquire`] for a call whose own events (allocations) are
+    /// logged inside it, before its event: they happen after everything
+    /// logged on these stripes so far, so the thread's clock catches up
+    /// with the stripes' now, and the merged order puts them after it too
+    /// (fopen's allocation after another thread's earlier open).
+    pub(crate) fn acquire_before_nested(&self, addr: u64, size: u64) -> Acquired {
+        let acquired = self.acquire(addr, size);
+        let set = StripeSet::for_access(addr, size);
+        self.clock.set(self.clock.get().max(set.clock()));
+        acquired
+    }
+
+    /// Gives back what [`Self::acquire`] locked.
+    pub(crate) fn give_back(&self, acquired: Acquired) {
+        match acquired {
+            Acquired::Top => self.release_held(),
+            Acquired::Nested(set) => {
+                set.raise_clock(self.clock.get());
+                set.unlock(self.id.get());
+            }
+        }
+    }
+
+    /// Runs a real call during which the thread keeps an event's stripe:
+    /// events inside it (an allocation) nest instead of releasing it.
+    pub(crate) fn nested<R>(&self, op: impl FnOnce() -> R) -> R {
+        self.nest_depth.set(self.nest_depth.get() + 1);
+        let result = self.guarded(op);
+        self.nest_depth.set(self.nest_depth.get() - 1);
+        result
+    }
+
+    /// Takes a clock past every clock any thread has published: after a
+    /// synchronisation the runtime cannot see that may involve every thread
+    /// (libgomp's thread dock before a parallel region).
+    pub(crate) fn clock_past_all_threads(&self) {
+        self.clock
+            .set(self.clock.get().max(crate::handover::clock_past_all()));
+    }
+
+    /// Takes a clock past the last event logged on `addr`'s stripe (an
+    /// order the kernel imposes and the stripes do not see: see
+    /// `events::after_exit_of`).
+    pub(crate) fn clock_past(&self, addr: u64) {
+        self.release_held();
+        let set = StripeSet::for_access(addr, 0);
+        set.lock(self.id.get());
+        self.clock.set(set.clock().max(self.clock.get()));
+        set.unlock(self.id.get());
+    }
+}
+
+/// Which stripes an interposed call locked, and how to give them back.
+#[derive(Debug)]
+pub(crate) enum Acquired {
+    /// Became the thread's held set (everything else was released first).
+    Top,
+    /// Locked on top of the held set, inside a call that keeps its stripe.
+    Nested(StripeSet),
+}

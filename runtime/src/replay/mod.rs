@@ -1,0 +1,631 @@
+//! Replay mode: each thread counts its events and, at the points of its
+//! plan, waits for other threads' progress, publishes its own, returns
+//! recorded results, and checks that it is still on the recorded path.
+//!
+//! Progress protocol: thread T's slot in the shared state file holds `done`,
+//! the number of T's events that have completed. A wait `(U, j)` before an
+//! event waits until `done[U] > j`. An event completes when the thread
+//! reaches its next hook (the instrumented access runs after the hook
+//! returns) or, for interposed calls, when the real call returns; so a point
+//! that others wait on (NOTIFY) leaves a pending publication that the next
+//! hook, release point or the end of the wrapper carries out. Waiting spins
+//! briefly (crossbeam Backoff), then parks on the slot's futex word; a
+//! publisher wakes the slot's sleepers. Sequential plans wait instead for
+//! the global turn `seq` and publish `seq + 1`.
+
+mod plan;
+mod shared;
+
+use core::cell::Cell;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use crossbeam_utils::Backoff;
+use rr_lite_trace::plan::{PointRecord, flags};
+use rr_lite_trace::state::{Divergence, ThreadStatus};
+use rr_lite_trace::{EventKind, fold_access_hash};
+
+pub(crate) use plan::{Plan, load_plan};
+
+use crate::sys;
+
+/// How often the end-of-recording wait looks at the other threads.
+const END_POLL_NS: u64 = 2_000_000;
+/// Yields of the core before a waiter parks.
+const YIELD_ROUNDS: u32 = 4;
+/// Longest a parked waiter sleeps before re-checking.
+const PARK_TIMEOUT_NS: u64 = 100_000_000;
+/// How long sequential replay waits for a turn whose owner sleeps outside
+/// the runtime before it skips that turn (`pass_turn_of_sleeping_thread`).
+const TURN_SKIP_AFTER_NS: u64 = 500_000_000;
+
+/// What replay mode keeps for one thread. Only the owning thread touches it
+/// (it lives in that thread's `ThreadState`).
+#[derive(Debug)]
+pub(crate) struct ReplayThread {
+    /// The thread's logical id (its slot in the state file).
+    id: Cell<u32>,
+    /// Events counted so far (the next event's per-thread index).
+    index: Cell<u64>,
+    plan: Cell<Plan>,
+    /// The next point of the plan.
+    cursor: Cell<u64>,
+    /// The index of that point or the recorded end, whichever comes first:
+    /// the one compare of the fast path.
+    next_point: Cell<u64>,
+    /// The next point's waits are already done (blocking calls wait before
+    /// the real call, then count the event).
+    waited: Cell<bool>,
+    /// The last point asks to publish `done` once it has completed.
+    pending_done: Cell<bool>,
+    /// Sequential replay: the turn of the run this thread is in, passed on
+    /// when the run ends (the thread's next run, a blocking call, its end).
+    held_turn: Cell<Option<u64>>,
+    /// Hash of the events so far (compared at thread exit).
+    hash: Cell<u64>,
+}
+
+impl ReplayThread {
+    pub(crate) const fn new() -> ReplayThread {
+        ReplayThread {
+            id: Cell::new(u32::MAX),
+            index: Cell::new(0),
+            plan: Cell::new(Plan::NONE),
+            cursor: Cell::new(0),
+            next_point: Cell::new(u64::MAX),
+            waited: Cell::new(false),
+            pending_done: Cell::new(false),
+            held_turn: Cell::new(None),
+            hash: Cell::new(0),
+        }
+    }
+
+    /// This thread's slot in the state file (`start_thread` checked that
+    /// the recording has the thread).
+    fn progress(&self) -> &'static rr_lite_trace::state::ThreadProgress {
+        match shared::slot(self.id.get()) {
+            Some(slot) => slot,
+            None => diverge(
+                self,
+                Divergence::UnknownThread,
+                &DivergenceDetail::value(u64::from(self.id.get()), 0),
+            ),
+        }
+    }
+}
+
+/// Runs `op`, a real call made after its event was counted, with the
+/// thread's counted events protected from being taken as done while it
+/// sleeps in it (see `Parking::done_by_sleeping_thread`).
+pub(crate) fn guarded<R>(r: &ReplayThread, op: impl FnOnce() -> R) -> R {
+    crate::handover::guarded(r.id.get(), op)
+}
+
+/// Opens the replay session: maps the state file and finds the plans.
+pub(crate) fn open_session(session_dir: &[u8]) -> bool {
+    shared::map_state(session_dir) && plan::set_plan_dir(crate::mode::TRACE_DIR.get(), session_dir)
+}
+
+/// Where counting must stop next: the index of point `cursor` or the
+/// thread's recorded end, whichever comes first.
+fn next_stop(plan: &Plan, cursor: u64) -> u64 {
+    plan.index_of(cursor).min(plan.accesses)
+}
+
+/// Gives the thread its id and plan, and marks it started.
+pub(crate) fn start_thread(r: &ReplayThread, id: u32, plan: Plan) {
+    r.id.set(id);
+    r.plan.set(plan);
+    r.index.set(0);
+    r.cursor.set(0);
+    r.next_point.set(next_stop(&plan, 0));
+    r.hash.set(rr_lite_trace::ACCESS_HASH_SEED);
+    let me = r.progress();
+    me.kernel_tid
+        .store(crate::handover::kernel_tid(id), Ordering::Release);
+    me.status
+        .store(ThreadStatus::Running as u32, Ordering::Release);
+}
+
+/// Publishes what the last events completed, if a point asked for it.
+#[inline]
+pub(crate) fn publish_pending(r: &ReplayThread) {
+    if r.pending_done.replace(false) {
+        publish_done(r.progress(), r.index.get());
+    }
+}
+
+/// Sequential replay: ends the thread's run, passing the turn on.
+fn pass_held_turn(r: &ReplayThread) {
+    if let Some(turn) = r.held_turn.take() {
+        publish_turn(turn + 1);
+    }
+}
+
+fn publish_done(slot: &rr_lite_trace::state::ThreadProgress, done: u64) {
+    slot.done.store(done, Ordering::SeqCst);
+    if slot.sleepers.load(Ordering::SeqCst) != 0 {
+        slot.futex.fetch_add(1, Ordering::SeqCst);
+        sys::futex_wake_all(&slot.futex);
+    }
+}
+
+/// Sequential replay, when a turn does not come: the recorded global order
+/// can disagree with synchronisation the runtime does not see (libgomp's
+/// thread dock, a raw futex in a helper library), and a thread asleep there
+/// may own the turn. Two ways out, both only when the threads that could
+/// take the turn sleep outside the runtime:
+/// - the turn's owner has counted its event and sleeps: the event is done,
+///   pass the turn on for it (its own publication later changes nothing);
+/// - nobody waiting owns the turn and every other live thread sleeps outside
+///   the runtime: the owner is blocked before its event by a thread that
+///   waits for a later turn; skip to the earliest turn anyone waits for.
+///   A sleeper may also be about to wake (a loaded machine), and skipping
+///   its turn then gives away the recorded order, so this waits longer
+///   ([`TURN_SKIP_AFTER_NS`]).
+fn pass_turn_of_sleeping_thread(parked_ns: u64) {
+    let header = shared::header();
+    let turn = header.turn.load(Ordering::SeqCst);
+    let holder = header.turn_holder.load(Ordering::SeqCst);
+    if holder != 0
+        && header.turn_counted.load(Ordering::SeqCst) == turn
+        && crate::handover::asleep_outside_runtime(holder - 1)
+    {
+        publish_turn(turn + 1);
+        return;
+    }
+    if parked_ns < TURN_SKIP_AFTER_NS {
+        return;
+    }
+    let mut earliest_wanted = u64::MAX;
+    for (u, slot) in (0..).zip(shared::slots()) {
+        let wanted = slot.turn_wanted.load(Ordering::SeqCst);
+        if wanted != 0 {
+            earliest_wanted = earliest_wanted.min(wanted - 1);
+            continue;
+        }
+        let status = slot.status.load(Ordering::SeqCst);
+        let gone = [
+            ThreadStatus::NotStarted,
+            ThreadStatus::Exited,
+            ThreadStatus::AtEnd,
+        ]
+        .iter()
+        .any(|&s| s as u32 == status);
+        if !gone && !crate::handover::asleep_outside_runtime(u) {
+            return;
+        }
+    }
+    if earliest_wanted != u64::MAX && earliest_wanted > turn {
+        publish_turn(earliest_wanted);
+    }
+}
+
+/// Passes the sequential turn, waking only the thread that sleeps for it.
+/// The turn only grows (`fetch_max`): a turn passed on by a waiter (see
+/// `pass_turn_of_sleeping_thread`) is not taken back by the late publication.
+fn publish_turn(turn: u64) {
+    shared::header().turn.fetch_max(turn, Ordering::SeqCst);
+    for slot in shared::slots() {
+        if slot.turn_wanted.load(Ordering::SeqCst) == turn + 1 {
+            slot.futex.fetch_add(1, Ordering::SeqCst);
+            sys::futex_wake_all(&slot.futex);
+        }
+    }
+}
+
+/// Where a waiter parks and what it reports while parked.
+struct Parking<'a> {
+    futex: &'a AtomicU32,
+    sleepers: &'a AtomicU32,
+    /// (thread, index) waited for; thread `u32::MAX` is the sequential turn.
+    waiting_for: (u32, u64),
+    timeout_ns: u64,
+}
+
+impl Parking<'_> {
+    /// The event waited for has completed although its thread has not
+    /// published it: the thread counted it and then went to sleep in a call
+    /// the runtime does not see (its publication waits for its next hook),
+    /// so nothing else can be in progress there (see `crate::handover`).
+    fn done_by_sleeping_thread(&self, parked_ns: u64) -> bool {
+        let (thread, index) = self.waiting_for;
+        if thread == u32::MAX {
+            pass_turn_of_sleeping_thread(parked_ns);
+            return false;
+        }
+        shared::slot(thread).is_some_and(|other| {
+            other.index.load(Ordering::SeqCst) > index
+                && crate::handover::asleep_outside_runtime(thread)
+        })
+    }
+}
+
+/// Waits until `ready()`: spin, yield, then park (see the module doc).
+fn wait_until(r: &ReplayThread, ready: impl Fn() -> bool, parking: Parking<'_>) {
+    let me = r.progress();
+    let backoff = Backoff::new();
+    let mut spins = 0;
+    let mut parked_since = None;
+    while !ready() {
+        // Spin, then yield the core a few times (with more threads than
+        // cores, the predecessor may need it), then park.
+        if spins < crate::stripes::SPIN_ROUNDS + YIELD_ROUNDS {
+            if spins < crate::stripes::SPIN_ROUNDS {
+                backoff.spin();
+            } else {
+                // SAFETY: sched_yield has no preconditions (raw: not our wrapper).
+                unsafe { libc::syscall(libc::SYS_sched_yield) };
+            }
+            spins += 1;
+            continue;
+        }
+        let since = *parked_since.get_or_insert_with(sys::monotonic_ns);
+        let parked_ns = sys::monotonic_ns().saturating_sub(since);
+        if parked_ns > crate::handover::HANDOVER_AFTER_NS
+            && parking.done_by_sleeping_thread(parked_ns)
+        {
+            return;
+        }
+        me.wait_thread
+            .store(parking.waiting_for.0, Ordering::Relaxed);
+        me.wait_index
+            .store(parking.waiting_for.1, Ordering::Relaxed);
+        me.status
+            .store(ThreadStatus::Waiting as u32, Ordering::Release);
+        parking.sleepers.fetch_add(1, Ordering::SeqCst);
+        let seen = parking.futex.load(Ordering::SeqCst);
+        if !ready() {
+            let timeout = parking
+                .timeout_ns
+                .min(crate::handover::HANDOVER_AFTER_NS / 2);
+            sys::futex_wait(parking.futex, seen, timeout);
+        }
+        parking.sleepers.fetch_sub(1, Ordering::SeqCst);
+        me.status
+            .store(ThreadStatus::Running as u32, Ordering::Release);
+    }
+}
+
+fn wait_for_point(r: &ReplayThread, p: &PointRecord) {
+    if p.flags & flags::SEQUENCED != 0 {
+        let me = r.progress();
+        let turn = &shared::header().turn;
+        // Registered before parking (SeqCst), checked after: the thread
+        // passing the turn either sees the registration or we see the turn.
+        me.turn_wanted.store(p.seq + 1, Ordering::SeqCst);
+        let parking = Parking {
+            futex: &me.futex,
+            sleepers: &shared::header().turn_sleepers,
+            waiting_for: (u32::MAX, p.seq),
+            timeout_ns: PARK_TIMEOUT_NS,
+        };
+        wait_until(r, || turn.load(Ordering::SeqCst) >= p.seq, parking);
+        me.turn_wanted.store(0, Ordering::Relaxed);
+    }
+    wait_for_other_threads(r, p);
+}
+
+/// Waits for the events of other threads that point `p` waits for.
+fn wait_for_other_threads(r: &ReplayThread, p: &PointRecord) {
+    for (thread, index) in r.plan.get().waits_of(p) {
+        // A wait on a thread the recording does not have cannot be met:
+        // the plan checks should have refused it; skip rather than hang.
+        let Some(other) = shared::slot(thread) else {
+            continue;
+        };
+        let parking = Parking {
+            futex: &other.futex,
+            sleepers: &other.sleepers,
+            waiting_for: (thread, index),
+            timeout_ns: PARK_TIMEOUT_NS,
+        };
+        wait_until(r, || other.done.load(Ordering::SeqCst) > index, parking);
+    }
+}
+
+/// The thread's next point of `kind` carrying a recorded result, within
+/// the next few points (no waiting).
+pub(crate) fn find_ahead(r: &ReplayThread, kind: EventKind) -> Option<&'static PointRecord> {
+    const LOOK_AHEAD: u64 = 64;
+    let plan = r.plan.get();
+    let cursor = r.cursor.get();
+    (cursor..cursor + LOOK_AHEAD)
+        .map_while(|n| plan.point(n))
+        .find(|p| p.kind == kind as u8 && p.flags & flags::PAYLOAD != 0)
+}
+
+/// Before a real call whose own event comes after the events nested in it
+/// (fopen: its allocation, then the descriptor it took): waits for what the
+/// points up to the call's event, the next one of `kind` within a few
+/// points, wait for in other threads, so that what the call does (take the
+/// lowest free descriptor) happens after them, as recorded. Sequential
+/// turns are left to each event (the nested ones come first). Nothing is
+/// waited for if no such event is near (the check at the event reports a
+/// divergence, where waiting for later events could hang).
+pub(crate) fn wait_through(r: &ReplayThread, kind: EventKind) {
+    /// Most events a call nests before its own.
+    const NEAR: u64 = 8;
+    // Only a kind that is always a point: else a later event's point
+    // would be taken for this call's.
+    if !rr_lite_trace::plan::replay_needs_payload(kind) {
+        return;
+    }
+    let plan = r.plan.get();
+    let cursor = r.cursor.get();
+    let near = r.index.get() + NEAR;
+    let points = (cursor..)
+        .map_while(|n| plan.point(n))
+        .take_while(|p| p.index <= near);
+    let Some(last) = points.clone().position(|p| p.kind == kind as u8) else {
+        return;
+    };
+    for p in points.take(last + 1) {
+        wait_for_other_threads(r, p);
+    }
+}
+
+/// If the thread's next event is a point, waits for what it waits on (once).
+/// Blocking calls do this before the real call, so that a lock is taken in
+/// the recorded order. Returns the point.
+pub(crate) fn wait_next(r: &ReplayThread) -> Option<&'static PointRecord> {
+    if r.index.get() != r.next_point.get() {
+        return None;
+    }
+    // At the recorded end rather than a point: nothing to wait for.
+    let p = r
+        .plan
+        .get()
+        .point(r.cursor.get())
+        .filter(|p| p.index == r.index.get())?;
+    if !r.waited.replace(true) {
+        wait_for_point(r, p);
+    }
+    Some(p)
+}
+
+/// Counts one event: advances the index and hash and, at a point, waits
+/// (unless already done), checks the event and arms its publication.
+#[inline]
+pub(crate) fn count(
+    r: &ReplayThread,
+    kind: EventKind,
+    addr: u64,
+    site: u64,
+) -> Option<&'static PointRecord> {
+    // A pending `done` is covered by the later, larger publication
+    // (publishing it now would tell waiters an event completed that is
+    // still running); a held turn passes only where the run ends.
+    let index = r.index.get();
+    r.hash.set(fold_access_hash(r.hash.get(), kind, addr));
+    // `next_point` is the next point's index or the recorded end, whichever
+    // comes first: one compare on the fast path.
+    if index != r.next_point.get() {
+        r.index.set(index + 1);
+        return None;
+    }
+    count_at_point(r, kind, addr, site, index)
+}
+
+#[cold]
+#[inline(never)]
+fn count_at_point(
+    r: &ReplayThread,
+    kind: EventKind,
+    addr: u64,
+    site: u64,
+    index: u64,
+) -> Option<&'static PointRecord> {
+    stop_at_recorded_end(r);
+    if r.index.get() == r.next_point.get()
+        && r.plan
+            .get()
+            .point(r.cursor.get())
+            .is_some_and(|p| p.flags & flags::SEQUENCED != 0)
+    {
+        // This event starts the thread's next run: the previous one ended
+        // with the previous event, which has completed.
+        pass_held_turn(r);
+    }
+    let p = wait_next(r)?;
+    r.waited.set(false);
+    if p.flags & flags::CHECK != 0 && (p.kind != kind as u8 || p.addr != addr) {
+        let detail = DivergenceDetail {
+            expected_kind: p.kind,
+            expected_addr: p.addr,
+            actual_kind: kind as u8,
+            actual_addr: addr,
+            site,
+            ..DivergenceDetail::default()
+        };
+        diverge(r, Divergence::Event, &detail);
+    }
+    r.index.set(index + 1);
+    r.progress().index.store(index + 1, Ordering::Relaxed);
+    let cursor = r.cursor.get() + 1;
+    r.cursor.set(cursor);
+    r.next_point.set(next_stop(&r.plan.get(), cursor));
+    if p.flags & flags::SEQUENCED != 0 {
+        let header = shared::header();
+        header.turn_holder.store(r.id.get() + 1, Ordering::SeqCst);
+        header.turn_counted.store(p.seq, Ordering::SeqCst);
+        r.held_turn.set(Some(p.seq));
+    }
+    if p.flags & flags::NOTIFY != 0 {
+        r.pending_done.set(true);
+    }
+    Some(p)
+}
+
+/// Stops the thread for good if it has done every event the recording has
+/// for it (see `park_at_end`).
+pub(crate) fn stop_at_recorded_end(r: &ReplayThread) {
+    if r.index.get() >= r.plan.get().accesses {
+        park_at_end(r);
+    }
+}
+
+/// The thread is past its last recorded event: the recording ended while it
+/// ran (another thread crashed or called exit). It publishes everything and
+/// stops here until the process ends the same way.
+fn park_at_end(r: &ReplayThread) -> ! {
+    publish_pending(r);
+    pass_held_turn(r);
+    let me = r.progress();
+    publish_done(me, r.index.get());
+    me.status
+        .store(ThreadStatus::AtEnd as u32, Ordering::Release);
+    loop {
+        let seen = me.futex.load(Ordering::SeqCst);
+        sys::futex_wait(&me.futex, seen, PARK_TIMEOUT_NS * 10);
+    }
+}
+
+/// Publishes all the thread's events as done (before a real call that may
+/// block, so that the end-of-recording wait below sees it).
+pub(crate) fn publish_all(r: &ReplayThread) {
+    // A thread that may block ends its sequential run here: the dependency
+    // waits still order everything that conflicts after it.
+    pass_held_turn(r);
+    if r.pending_done.get() {
+        publish_pending(r);
+    } else {
+        // Nobody waits on these events: only the end-of-recording wait
+        // reads them, and it polls.
+        r.progress().done.store(r.index.get(), Ordering::SeqCst);
+    }
+    stop_at_recorded_end(r);
+}
+
+pub(crate) fn set_status(r: &ReplayThread, status: ThreadStatus) {
+    r.progress().status.store(status as u32, Ordering::Release);
+}
+
+/// Before the process ends (exit, fatal signal) as it did in the recording:
+/// waits until every other thread has done all its recorded events, so the
+/// program's output up to the end is the recorded one.
+pub(crate) fn wait_for_others(r: &ReplayThread) {
+    let me = r.id.get();
+    for (u, other) in (0..).zip(shared::slots()).filter(|&(u, _)| u != me) {
+        let recorded = other.recorded.load(Ordering::Relaxed);
+        // Progress published quietly is not woken for: poll briefly.
+        let parking = Parking {
+            futex: &other.futex,
+            sleepers: &other.sleepers,
+            waiting_for: (u, recorded.saturating_sub(1)),
+            timeout_ns: END_POLL_NS,
+        };
+        wait_until(r, || other.done.load(Ordering::SeqCst) >= recorded, parking);
+    }
+}
+
+/// The thread's events so far match the recording in number and hash.
+pub(crate) fn check_summary(r: &ReplayThread) {
+    let plan = r.plan.get();
+    if plan.is_none() {
+        return;
+    }
+    let (count, hash) = (r.index.get(), r.hash.get());
+    if count != plan.accesses {
+        diverge(
+            r,
+            Divergence::Summary,
+            &DivergenceDetail::value(plan.accesses, count),
+        );
+    }
+    if hash != plan.access_hash {
+        diverge(
+            r,
+            Divergence::Summary,
+            &DivergenceDetail::value(plan.access_hash, hash),
+        );
+    }
+}
+
+/// Marks the thread finished: everything it did is published.
+pub(crate) fn finish_thread(r: &ReplayThread) {
+    publish_pending(r);
+    pass_held_turn(r);
+    let me = r.progress();
+    publish_done(me, u64::MAX);
+    me.status
+        .store(ThreadStatus::Exited as u32, Ordering::Release);
+}
+
+/// What a divergence report says beyond where it happened.
+#[derive(Debug, Default)]
+pub(crate) struct DivergenceDetail {
+    pub(crate) expected_kind: u8,
+    pub(crate) expected_addr: u64,
+    pub(crate) actual_kind: u8,
+    pub(crate) actual_addr: u64,
+    /// Call site of the diverging event.
+    pub(crate) site: u64,
+    pub(crate) expected_value: u64,
+    pub(crate) actual_value: u64,
+    /// The event is the last one counted, not the next (a real call's
+    /// result, checked after the call).
+    pub(crate) counted: bool,
+}
+
+impl DivergenceDetail {
+    /// A divergence in a value (count, hash, thread id).
+    pub(crate) fn value(expected: u64, actual: u64) -> DivergenceDetail {
+        DivergenceDetail {
+            expected_value: expected,
+            actual_value: actual,
+            ..DivergenceDetail::default()
+        }
+    }
+}
+
+/// A thread the runtime never registered ran instrumented code: its events
+/// are not in any plan.
+pub(crate) fn diverge_untracked() -> ! {
+    diverge(
+        &ReplayThread::new(),
+        Divergence::UnknownThread,
+        &DivergenceDetail::value(u64::from(u32::MAX), 0),
+    )
+}
+
+/// Reports a divergence in the state file (first one wins) and ends the
+/// process with the divergence status; the replayer prints the report.
+pub(crate) fn diverge(r: &ReplayThread, what: Divergence, detail: &DivergenceDetail) -> ! {
+    let header = shared::header();
+    let first = header
+        .diverged
+        .compare_exchange(0, what as u32, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok();
+    if first {
+        let report = &header.divergence;
+        report
+            .thread
+            .store(u64::from(r.id.get()), Ordering::Relaxed);
+        let index = r.index.get() - u64::from(detail.counted && r.index.get() > 0);
+        report.index.store(index, Ordering::Relaxed);
+        report
+            .expected_kind
+            .store(u32::from(detail.expected_kind), Ordering::Relaxed);
+        report
+            .actual_kind
+            .store(u32::from(detail.actual_kind), Ordering::Relaxed);
+        report
+            .expected_addr
+            .store(detail.expected_addr, Ordering::Relaxed);
+        report
+            .actual_addr
+            .store(detail.actual_addr, Ordering::Relaxed);
+        report.actual_site.store(detail.site, Ordering::Relaxed);
+        report
+            .expected_value
+            .store(detail.expected_value, Ordering::Relaxed);
+        report
+            .actual_value
+            .store(detail.actual_value, Ordering::SeqCst);
+    }
+    // SAFETY: ends the whole process at once (the raw system call: not our
+    // _exit wrapper, and none of the program's exit handlers: it has left
+    // the recorded path).
+    unsafe { libc::syscall(libc::SYS_exit_group, rr_lite_trace::plan::DIVERGENCE_STATUS) };
+    unreachable!("exit_group returned")
+}

@@ -1,0 +1,81 @@
+/* OpenMP constructs whose outcome depends on the interleaving: a reduction
+ * done by hand without synchronisation (lost updates), the order in which
+ * threads enter a critical section, which thread gets which chunk of dynamic
+ * and guided loops, which thread wins a single, the order of omp_set_lock
+ * holders, atomic updates, barriers, master, and tasks with taskwait. */
+#include <omp.h>
+#include <stdio.h>
+
+#define THREADS 4
+#define N 400
+
+static int chunk_owner[N];
+static int critical_order[64];
+static int critical_n;
+static volatile long racy_sum;
+static int lock_order[64];
+static int lock_n;
+static int single_winner = -1;
+static long atomic_count;
+static long task_sum;
+
+static unsigned long mix(unsigned long h, long v) { return h * 1000003UL ^ (unsigned long)v; }
+
+int main(void) {
+    long sum_static = 0, sum_guided = 0;
+    omp_lock_t lock;
+    omp_init_lock(&lock);
+    omp_set_dynamic(0);
+    #pragma omp parallel num_threads(THREADS)
+    {
+        int me = omp_get_thread_num();
+        #pragma omp for schedule(dynamic, 7)
+        for (int i = 0; i < N; i++) chunk_owner[i] = me;
+
+        #pragma omp for schedule(static) reduction(+:sum_static)
+        for (int i = 0; i < N; i++) sum_static += i;
+
+        #pragma omp for schedule(guided) reduction(+:sum_guided) nowait
+        for (int i = 0; i < N; i++) sum_guided += i * 2;
+
+        for (int i = 0; i < 50; i++) racy_sum += me + 1; /* racy on purpose */
+
+        #pragma omp critical
+        critical_order[critical_n++] = me;
+
+        #pragma omp barrier
+
+        #pragma omp single
+        single_winner = me;
+
+        for (int i = 0; i < 3; i++) {
+            omp_set_lock(&lock);
+            lock_order[lock_n++] = me;
+            omp_unset_lock(&lock);
+        }
+
+        #pragma omp atomic
+        atomic_count += me;
+
+        #pragma omp master
+        {
+            for (int t = 1; t <= 10; t++) {
+                #pragma omp task firstprivate(t)
+                {
+                    #pragma omp atomic
+                    task_sum += t;
+                }
+            }
+            #pragma omp taskwait
+        }
+    }
+    omp_destroy_lock(&lock);
+    unsigned long owners = 0, crit = 0, locks = 0;
+    for (int i = 0; i < N; i++) owners = mix(owners, chunk_owner[i]);
+    for (int i = 0; i < critical_n; i++) crit = mix(crit, critical_order[i]);
+    for (int i = 0; i < lock_n; i++) locks = mix(locks, lock_order[i]);
+    printf("static %ld guided %ld racy %ld atomic %ld tasks %ld single %d\n",
+           sum_static, sum_guided, racy_sum, atomic_count, task_sum, single_winner);
+    printf("chunks %lx critical %lx locks %lx\n", owners, crit, locks);
+    return 0;
+}

@@ -1,0 +1,110 @@
+//! The commands rr users reach for: traces named by the name `record`
+//! printed, `ls`, `rm`, the replay command `record` ends with, and the
+//! one-word compiler wrappers.
+
+mod common;
+
+use common::{build, describe, status_code, tempdir, text};
+use serde_json::Value;
+
+/// `rr-lite ARGS...` with its traces in `base`.
+fn rr_in(base: &std::path::Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
+    common::rr_command()
+        .env("RR_LITE_TRACE_DIR", base)
+        .args(args)
+        .output()
+        .expect("run rr-lite")
+}
+
+#[test]
+fn traces_are_named_listed_and_removed() {
+    let exe = build("racy_counter");
+    let tmp = tempdir();
+    let base = tmp.path().join("traces");
+    let rec = rr_in(
+        &base,
+        &[
+            "record".as_ref(),
+            exe.as_os_str(),
+            "2".as_ref(),
+            "50".as_ref(),
+        ],
+    );
+    assert_eq!(status_code(&rec), 0, "{}", describe("record", &rec));
+    let err = text(&rec.stderr);
+    let hint = err
+        .lines()
+        .find_map(|l| l.strip_prefix("rr-lite: to replay it: rr-lite replay "))
+        .unwrap_or_else(|| panic!("no replay command in\n{err}"));
+    assert_eq!(hint, "racy_counter-0", "{err}");
+
+    // The bare name works from any directory.
+    let replay = common::rr_command()
+        .env("RR_LITE_TRACE_DIR", &base)
+        .current_dir("/")
+        .args(["replay", hint])
+        .output()
+        .unwrap();
+    assert_eq!(
+        status_code(&replay),
+        0,
+        "{}",
+        describe("replay by name", &replay)
+    );
+    assert_eq!(text(&replay.stdout), text(&rec.stdout));
+
+    let ls = rr_in(&base, &["ls".as_ref(), "--json".as_ref()]);
+    assert_eq!(status_code(&ls), 0, "{}", describe("ls", &ls));
+    let listed: Value = serde_json::from_slice(&ls.stdout).unwrap();
+    let first = &listed[0];
+    assert_eq!(first["name"], "racy_counter-0", "{listed}");
+    assert_eq!(first["latest"], true, "{listed}");
+    assert_eq!(first["complete"], true, "{listed}");
+    assert_eq!(first["threads"], 3, "{listed}");
+    assert!(first["events"].as_u64().unwrap() > 100, "{listed}");
+    let table = rr_in(&base, &["ls".as_ref()]);
+    assert!(
+        text(&table.stdout).contains("*racy_counter-0"),
+        "{}",
+        describe("ls", &table)
+    );
+
+    let rm = rr_in(&base, &["rm".as_ref(), hint.as_ref()]);
+    assert_eq!(status_code(&rm), 0, "{}", describe("rm", &rm));
+    assert!(!base.join(hint).exists());
+    assert!(!base.join("latest-trace").exists());
+    let again = rr_in(&base, &["rm".as_ref(), tmp.path().as_os_str()]);
+    assert_ne!(status_code(&again), 0, "rm must refuse what is not a trace");
+    assert!(tmp.path().exists());
+}
+
+#[test]
+fn one_word_wrappers_build_instrumented_programs() {
+    let tmp = tempdir();
+    let exe = tmp.path().join("prog");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rr-lite-cc"))
+        .env("XDG_CACHE_HOME", common::cache_home())
+        .args(["-O2", "-pthread"])
+        .arg(common::c_dir().join("racy_counter.c"))
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", describe("rr-lite-cc", &out));
+    let nm = std::process::Command::new("nm")
+        .arg("-u")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(text(&nm.stdout).contains("__tsan_"), "not instrumented");
+    let none = std::process::Command::new(env!("CARGO_BIN_EXE_rr-lite-cc"))
+        .env("XDG_CACHE_HOME", common::cache_home())
+        .output()
+        .unwrap();
+    assert!(!none.status.success());
+    assert!(
+        text(&none.stderr).contains("no input files"),
+        "{}",
+        describe("rr-lite-cc", &none)
+    );
+}
