@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 
 use rr_lite_splitter::{NoProgress, Notify, SplitOptions, ThreadLog};
 use rr_lite_trace::plan::{
-    PlanMode, PlanPoint, PlanVariant, PlanWriter, flags, plan_name, replay_needs_payload,
+    PlanMode, PlanPoint, PlanVariant, PlanWriter, always_a_point, flags, plan_name,
+    replay_needs_payload,
 };
 use rr_lite_trace::{ACCESS_HASH_SEED, EventKind, RecordedEvent, TraceDir, fold_access_hash};
 
@@ -163,7 +164,7 @@ fn parallel_points(
         summary.hash = fold_access_hash(summary.hash, e.kind, e.addr);
         summary.ends_process = matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal);
         let sync_point = sync.next_if(|s| s.index == e.index);
-        if sync_point.is_none() && !verify_all && !replay_needs_payload(e.kind) {
+        if sync_point.is_none() && !verify_all && !always_a_point(e.kind) {
             continue;
         }
         let mut p = point_for(&e);

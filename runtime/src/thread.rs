@@ -12,6 +12,8 @@ use crate::replay::ReplayThread;
 use crate::sys::MAX_THREADS;
 
 pub(crate) const NO_THREAD: u32 = u32::MAX;
+/// The main thread's logical id.
+pub(crate) const MAIN_THREAD: u32 = 0;
 const READ_LOCKS: usize = 8;
 
 /// What the runtime keeps for the calling thread: what both modes need,
@@ -86,6 +88,12 @@ thread_local! {
 struct ThreadSlot {
     /// Set (and futex-woken) once the thread has logged its exit.
     exited: AtomicU32,
+    /// Set inside the thread's last event, on glibc's stack cache: from
+    /// then on only glibc's teardown runs on it, which may hand its stack
+    /// back to the cache.
+    stack_handed_back: AtomicU32,
+    /// Set once the kernel has seen the thread end after that.
+    gone: AtomicU32,
     pthread: AtomicU64,
     start: AtomicUsize,
     arg: AtomicUsize,
@@ -95,6 +103,8 @@ struct ThreadSlot {
 static SLOTS: [ThreadSlot; MAX_THREADS] = [const {
     ThreadSlot {
         exited: AtomicU32::new(0),
+        stack_handed_back: AtomicU32::new(0),
+        gone: AtomicU32::new(0),
         pthread: AtomicU64::new(0),
         start: AtomicUsize::new(0),
         arg: AtomicUsize::new(0),
@@ -115,6 +125,8 @@ pub(crate) fn claim_id(id: u32, parent: u32, start: usize, arg: usize) -> Option
     NEXT_ID.fetch_max(id + 1, Ordering::Relaxed);
     let slot = SLOTS.get(id as usize)?;
     slot.exited.store(0, Ordering::Relaxed);
+    slot.stack_handed_back.store(0, Ordering::Relaxed);
+    slot.gone.store(0, Ordering::Relaxed);
     crate::handover::set_kernel_tid(id, 0);
     slot.start.store(start, Ordering::Relaxed);
     slot.arg.store(arg, Ordering::Relaxed);
@@ -155,6 +167,82 @@ pub(crate) fn wait_exited(id: u32) {
             return;
         }
         crate::sys::futex_wait(&slot.exited, 0, 50_000_000);
+    }
+}
+
+/// Threads whose stack was handed back and which the kernel may not have
+/// ended yet.
+static ENDING: AtomicU32 = AtomicU32::new(0);
+
+/// Marks thread `id`'s stack as handed back (inside its thread-stacks
+/// event, so that whoever is ordered after that event sees the mark).
+pub(crate) fn mark_stack_handed_back(id: u32) {
+    if let Some(slot) = SLOTS.get(id as usize) {
+        ENDING.fetch_add(1, Ordering::AcqRel);
+        slot.stack_handed_back.store(1, Ordering::Release);
+    }
+}
+
+/// Waits until every thread whose stack was handed back has really ended.
+///
+/// glibc reuses a cached thread stack only once the kernel has cleared its
+/// thread's id, which happens after the thread's last event, at a moment
+/// nothing records. pthread_create makes an allocation (a new thread
+/// control block) only when it finds no reusable stack, so which of the
+/// two happens must not depend on that moment: it runs, in record and
+/// replay alike, once every thread ordered before it on the stack cache is
+/// gone. Main (id 0) is never waited for: its stack is not glibc's.
+pub(crate) fn wait_until_handed_back_stacks_are_free() {
+    if ENDING.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    let created = NEXT_ID.load(Ordering::Relaxed).min(MAX_THREADS as u32);
+    for id in 1..created {
+        let slot = &SLOTS[id as usize];
+        if slot.stack_handed_back.load(Ordering::Acquire) == 0
+            || slot.gone.load(Ordering::Acquire) != 0
+        {
+            continue;
+        }
+        wait_gone(id);
+        if slot.gone.swap(1, Ordering::AcqRel) == 0 {
+            ENDING.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+/// Waits until the kernel no longer knows thread `id` (its exit is short
+/// once its last event is logged: only glibc's teardown is left).
+fn wait_gone(id: u32) {
+    let tid = crate::handover::kernel_tid(id);
+    if tid == 0 {
+        return;
+    }
+    let pid = crate::sys::getpid_raw();
+    let mut spins = 0u32;
+    // Raw system calls: the runtime's own sleep and yield wrappers would
+    // end the event this runs in (record releases its stripes, replay
+    // publishes it as done).
+    // SAFETY: signal 0 only checks that the thread exists.
+    while unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, 0) } == 0 {
+        spins += 1;
+        if spins < 64 {
+            // SAFETY: no arguments.
+            unsafe { libc::syscall(libc::SYS_sched_yield) };
+        } else {
+            let pause = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 50_000,
+            };
+            // SAFETY: a valid timespec; an interrupted sleep just loops.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_nanosleep,
+                    &pause as *const libc::timespec,
+                    core::ptr::null_mut::<libc::timespec>(),
+                )
+            };
+        }
     }
 }
 

@@ -106,13 +106,32 @@ extern "C" fn exit_key_destructor(value: *mut c_void) {
     }
 }
 
-/// Logs the thread's exit and ends its part: record releases its stripes
+/// Logs the thread's end on glibc's stack cache and its exit, and ends its
+/// part: record releases its stripes
 /// and closes its log, replay checks its event count and hash and publishes
 /// everything. Later hooks on this thread are not seen.
 pub(crate) fn finish_thread() {
     let Some(id) = events::with_tracked(|t, _| t.id.get()) else {
         return;
     };
+    if id != crate::thread::MAIN_THREAD {
+        // Once the exit is logged only glibc's teardown runs here, which may
+        // hand this thread's stack back to its cache and trim the cache of
+        // the stacks already free there: an event on the stack cache, after
+        // which every thread ordered before it there is gone, as before a
+        // create. Only the exit event separates it from that teardown.
+        events::log_after_call(
+            EventKind::ThreadStacks,
+            pseudo::THREAD_STACKS,
+            0,
+            0,
+            || {
+                crate::thread::wait_until_handed_back_stacks_are_free();
+                crate::thread::mark_stack_handed_back(id);
+            },
+            |_| 0,
+        );
+    }
     events::log_event(EventKind::ThreadExit, pseudo::thread_exit(id), 0, 0, 0);
     end_thread();
     crate::thread::mark_exited(id);

@@ -154,6 +154,11 @@ event_kinds! {
     /// close() or fclose(); address: the descriptor table's pseudo-address;
     /// payload: 0, or -errno if it failed.
     DescriptorClose = 35, ReadModifyWrite, true, "descriptor-close";
+    /// glibc's cache of thread stacks changes or is consulted: a thread
+    /// hands its stack back at its end (after its exit event), a join or a
+    /// detach frees a finished thread's stack, a create may reuse one.
+    /// Address: the stack cache's pseudo-address.
+    ThreadStacks = 36, ReadModifyWrite, false, "thread-stacks";
 }
 
 impl EventKind {
@@ -195,6 +200,11 @@ pub mod pseudo {
     /// it (allocator-style events, the address as the payload), as the
     /// kernel picks addresses from what is mapped.
     pub const MAPPINGS: u64 = BASE + 12 * STRIDE;
+    /// glibc's cache of thread stacks: whether pthread_create reuses a
+    /// finished thread's stack (and so whether it allocates a new thread
+    /// control block, an event) depends on which threads have really
+    /// ended, so thread ends, joins, detaches and creates are ordered on it.
+    pub const THREAD_STACKS: u64 = BASE + 13 * STRIDE;
     /// OpenMP (libgomp): a team's start, written by the thread that starts
     /// the parallel region, read by every member as it begins.
     pub const OMP_FORK: u64 = BASE + 5 * STRIDE;
@@ -242,6 +252,7 @@ pub mod pseudo {
             PROCESS => Some("<process>".into()),
             DESCRIPTORS => Some("<descriptor table>".into()),
             MAPPINGS => Some("<mappings>".into()),
+            THREAD_STACKS => Some("<thread stacks>".into()),
             OMP_FORK => Some("<omp fork>".into()),
             OMP_JOIN => Some("<omp join>".into()),
             OMP_BARRIER => Some("<omp barrier>".into()),

@@ -122,6 +122,15 @@ pub fn replay_needs_payload(kind: EventKind) -> bool {
     )
 }
 
+/// Kinds that are a point of every plan: those replay needs the result of,
+/// and the stack cache's events. A call whose own events nest before its
+/// event (pthread_create's allocations before its thread-stacks event)
+/// finds that event's point ahead, and waits for its predecessors before
+/// the real call.
+pub fn always_a_point(kind: EventKind) -> bool {
+    replay_needs_payload(kind) || kind == EventKind::ThreadStacks
+}
+
 /// One point as stored in a plan file (little-endian), and as the runtime
 /// reads it in place from the mapped file: `#[repr(C)]`, so the layout
 /// below is the type's own (asserted), not offsets kept in step by hand.

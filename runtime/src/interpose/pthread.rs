@@ -54,26 +54,52 @@ pub(super) unsafe extern "C" fn create(
             }
         },
     };
-    // The event is logged after the real call, holding the child's start
-    // stripe throughout: the child's first event then follows the DTV
-    // allocation pthread_create makes before the clone.
+    // Whether pthread_create reuses a cached stack (or allocates a new
+    // thread control block, an event) depends on which threads have ended:
+    // the real call runs on glibc's stack cache, once every thread ordered
+    // before it there is gone.
+    on_stack_cache(site, || {
+        // The event is logged after the real call, holding the child's
+        // start stripe throughout: the child's first event then follows
+        // the DTV allocation pthread_create makes before the clone.
+        events::log_after_nested_call(
+            EventKind::ThreadCreate,
+            pseudo::thread_start(id),
+            0,
+            site,
+            || {
+                // SAFETY: forwarding the caller's arguments with our
+                // trampoline, which calls `start(arg)` in the new thread.
+                let r = unsafe {
+                    real::pthread_create(out, attr, trampoline, id as usize as *mut c_void)
+                };
+                if r == 0 {
+                    // SAFETY: pthread_create succeeded, so it wrote `*out`.
+                    thread::set_pthread(id, unsafe { *out });
+                }
+                r
+            },
+            |_| u64::from(id),
+        )
+    })
+}
+
+/// Runs `op` (a real call that takes a stack from glibc's cache, puts one
+/// into it, or trims it of the stacks whose threads are gone) as a
+/// thread-stacks event held across it, once every thread that handed its
+/// stack back before is gone: what glibc finds in its cache is then what
+/// the recorded order says, in record and replay alike.
+fn on_stack_cache(site: u64, op: impl FnOnce() -> c_int) -> c_int {
     events::log_after_nested_call(
-        EventKind::ThreadCreate,
-        pseudo::thread_start(id),
+        EventKind::ThreadStacks,
+        pseudo::THREAD_STACKS,
         0,
         site,
         || {
-            // SAFETY: forwarding the caller's arguments with our trampoline,
-            // which calls `start(arg)` in the new thread.
-            let r =
-                unsafe { real::pthread_create(out, attr, trampoline, id as usize as *mut c_void) };
-            if r == 0 {
-                // SAFETY: pthread_create succeeded, so it wrote `*out`.
-                thread::set_pthread(id, unsafe { *out });
-            }
-            r
+            thread::wait_until_handed_back_stacks_are_free();
+            op()
         },
-        |_| u64::from(id),
+        |_| 0,
     )
 }
 with_site!(pthread_create => create, "r8");
@@ -175,20 +201,34 @@ fn errno_result(r: c_int) -> u64 {
 }
 
 pub(super) unsafe extern "C" fn join(t: pthread_t, ret: *mut *mut c_void, site: u64) -> c_int {
-    let id = thread::id_of_pthread(t);
-    if let Some(id) = id {
-        events::after_exit_of(id, pseudo::thread_exit(id));
+    // SAFETY: forwarding the caller's arguments.
+    let op = || unsafe { real::pthread_join(t, ret) };
+    let Some(id) = thread::id_of_pthread(t) else {
+        return log_after_blocking_call(
+            EventKind::ThreadJoin,
+            0,
+            site,
+            op,
+            |_| None,
+            |_| Replayed::CallReal,
+        );
+    };
+    // Once the joined thread has logged its exit (and its stack event),
+    // the real join only waits for the kernel to end it, then puts its
+    // stack into glibc's cache: a call on the stack cache, whose
+    // predecessors (that thread's last event among them) replay waits for.
+    events::after_exit_of(id, pseudo::thread_exit(id));
+    let r = on_stack_cache(site, op);
+    if r == 0 {
+        events::log_event(
+            EventKind::ThreadJoin,
+            pseudo::thread_exit(id),
+            0,
+            site,
+            u64::from(id),
+        );
     }
-    let addr = id.map_or(0, pseudo::thread_exit);
-    log_after_blocking_call(
-        EventKind::ThreadJoin,
-        addr,
-        site,
-        // SAFETY: forwarding the caller's arguments.
-        || unsafe { real::pthread_join(t, ret) },
-        |&r| id.filter(|_| r == 0).map(u64::from),
-        |_| Replayed::CallReal,
-    )
+    r
 }
 with_site!(pthread_join => join, "rdx");
 
@@ -196,14 +236,18 @@ pub(super) unsafe extern "C" fn detach(t: pthread_t, site: u64) -> c_int {
     // SAFETY: forwarding.
     let op = || unsafe { real::pthread_detach(t) };
     match thread::id_of_pthread(t) {
-        Some(id) => log_after_call(
-            EventKind::ThreadDetach,
-            pseudo::thread_exit(id),
-            0,
-            site,
-            op,
-            |_| u64::from(id),
-        ),
+        // Detaching a thread that has ended frees its stack into glibc's
+        // cache.
+        Some(id) => on_stack_cache(site, || {
+            log_after_call(
+                EventKind::ThreadDetach,
+                pseudo::thread_exit(id),
+                0,
+                site,
+                op,
+                |_| u64::from(id),
+            )
+        }),
         None => op(),
     }
 }

@@ -347,7 +347,7 @@ pub(crate) fn wait_through(r: &ReplayThread, kind: EventKind) {
     const NEAR: u64 = 8;
     // Only a kind that is always a point: else a later event's point
     // would be taken for this call's.
-    if !rr_lite_trace::plan::replay_needs_payload(kind) {
+    if !rr_lite_trace::plan::always_a_point(kind) {
         return;
     }
     let plan = r.plan.get();
