@@ -160,6 +160,17 @@ real_functions! {
     fn epoll_create(size: c_int) -> c_int;
     fn epoll_create1(flags: c_int) -> c_int;
     fn eventfd(initial: libc::c_uint, flags: c_int) -> c_int;
+    fn timerfd_create(clock: c_int, flags: c_int) -> c_int;
+    fn signalfd(fd: c_int, mask: *const libc::sigset_t, flags: c_int) -> c_int;
+    fn inotify_init() -> c_int;
+    fn inotify_init1(flags: c_int) -> c_int;
+    fn memfd_create(name: *const c_char, flags: libc::c_uint) -> c_int;
+    fn mkstemp(template: *mut c_char) -> c_int;
+    fn mkostemp(template: *mut c_char, flags: c_int) -> c_int;
+    fn tmpfile() -> *mut libc::FILE;
+    fn tmpfile64() -> *mut libc::FILE;
+    fn opendir(path: *const c_char) -> *mut libc::DIR;
+    fn closedir(d: *mut libc::DIR) -> c_int;
     fn fopen(path: *const c_char, mode: *const c_char) -> *mut libc::FILE;
     fn fopen64(path: *const c_char, mode: *const c_char) -> *mut libc::FILE;
     fn close(fd: c_int) -> c_int;

@@ -1,9 +1,13 @@
 /* Descriptor numbers: two threads each open files in a directory given as
- * argv[1] (open, or fopen every other round), write a line naming the
- * descriptor into each, read every file back and print it. Which thread
- * gets which number is decided by the interleaving; the runtime's own
- * files must not shift them. The main thread makes a pipe, a duplicate and
- * a socket first, and prints those numbers too. */
+ * argv[1] (open, fopen, tmpfile or mkstemp by turns), and in each round
+ * also open that directory with opendir; they write a line naming both
+ * descriptors into each file, read every file back and print it. Which
+ * thread gets which number is decided by the interleaving; the runtime's
+ * own files must not shift them, and calls that open descriptors inside
+ * libc (opendir, tmpfile, mkstemp) are ordered like open. The main thread
+ * makes a pipe, a duplicate and a socket first, and prints those numbers
+ * too. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -18,13 +22,27 @@
 static const char *dir;
 static pthread_barrier_t start;
 
-/* Opens round `round`'s file of thread `me`; odd rounds go through stdio. */
+/* Opens round `round`'s file of thread `me`, a different way each round. */
 static int open_file(long me, int round, FILE **stream) {
     char path[4096];
     snprintf(path, sizeof path, "%s/file-%ld-%d", dir, me, round);
     *stream = NULL;
-    if (round % 2 == 0) return open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-    *stream = fopen(path, "w+");
+    switch (round % 4) {
+    case 0:
+        return open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    case 1:
+        *stream = fopen(path, "w+");
+        break;
+    case 2:
+        *stream = tmpfile();
+        break;
+    default: {
+        snprintf(path, sizeof path, "%s/temp-%ld-%d-XXXXXX", dir, me, round);
+        int fd = mkstemp(path);
+        if (fd >= 0) unlink(path);
+        return fd;
+    }
+    }
     return *stream ? fileno(*stream) : -1;
 }
 
@@ -39,8 +57,15 @@ static void *worker(void *arg) {
             perror("open");
             exit(2);
         }
+        DIR *listing = opendir(dir);
+        if (!listing) {
+            perror("opendir");
+            exit(2);
+        }
         char line[64];
-        int n = snprintf(line, sizeof line, "thread %ld round %d fd %d\n", me, i, fds[i]);
+        int n = snprintf(line, sizeof line, "thread %ld round %d fd %d dir %d\n", me, i, fds[i],
+                         dirfd(listing));
+        closedir(listing);
         if (write(fds[i], line, n) != n) exit(3);
     }
     for (int i = 0; i < ROUNDS; i++) {

@@ -189,6 +189,13 @@ gives_one! {
     epoll_create => epoll_create_impl(size: c_int), "rsi";
     epoll_create1 => epoll_create1_impl(flags: c_int), "rsi";
     eventfd => eventfd_impl(initial: c_uint, flags: c_int), "rdx";
+    timerfd_create => timerfd_create_impl(clock: c_int, flags: c_int), "rdx";
+    signalfd => signalfd_impl(fd: c_int, mask: *const libc::sigset_t, flags: c_int), "rcx";
+    inotify_init => inotify_init_impl(), "rdi";
+    inotify_init1 => inotify_init1_impl(flags: c_int), "rsi";
+    memfd_create => memfd_create_impl(name: *const c_char, flags: c_uint), "rdx";
+    mkstemp => mkstemp_impl(template: *mut c_char), "rsi";
+    mkostemp => mkostemp_impl(template: *mut c_char, flags: c_int), "rdx";
 }
 
 /// pipe, pipe2, socketpair: two descriptors, `first | second << 32`.
@@ -312,6 +319,55 @@ extern "C" fn fopen64_impl(path: *const c_char, mode: *const c_char, site: u64) 
     fopen_call(path, site, || unsafe { real::fopen64(path, mode) })
 }
 with_site!(fopen64 => fopen64_impl, "rdx");
+
+extern "C" fn tmpfile_impl(site: u64) -> *mut FILE {
+    // SAFETY: forwarding.
+    fopen_call(core::ptr::null(), site, || unsafe { real::tmpfile() })
+}
+with_site!(tmpfile => tmpfile_impl, "rdi");
+
+extern "C" fn tmpfile64_impl(site: u64) -> *mut FILE {
+    // SAFETY: forwarding.
+    fopen_call(core::ptr::null(), site, || unsafe { real::tmpfile64() })
+}
+with_site!(tmpfile64 => tmpfile64_impl, "rdi");
+
+/// opendir allocates its DIR (nested) and opens the directory (a directory
+/// cannot block an open): like fopen.
+extern "C" fn opendir_impl(path: *const c_char, site: u64) -> *mut libc::DIR {
+    events::log_after_nested_call(
+        EventKind::DescriptorOpen,
+        pseudo::DESCRIPTORS,
+        0,
+        site,
+        // SAFETY: forwarding.
+        || locked(|| Outcome::of(|| unsafe { real::opendir(path) })),
+        |o| {
+            if o.value.is_null() {
+                return -i64::from(o.errno) as u64;
+            }
+            // SAFETY: a DIR opendir just returned.
+            unsafe { libc::dirfd(o.value) as u64 }
+        },
+    )
+    .give()
+}
+with_site!(opendir => opendir_impl, "rsi");
+
+/// closedir closes the descriptor and frees the DIR (nested in it).
+extern "C" fn closedir_impl(d: *mut libc::DIR, site: u64) -> c_int {
+    events::log_after_nested_call(
+        EventKind::DescriptorClose,
+        pseudo::DESCRIPTORS,
+        0,
+        site,
+        // SAFETY: forwarding.
+        || Outcome::of(|| unsafe { real::closedir(d) }),
+        number,
+    )
+    .give()
+}
+with_site!(closedir => closedir_impl, "rsi");
 
 /// close frees a number the next call that gives one out may take: an
 /// event in the same order. It gives none out, so it needs no lock.
