@@ -33,6 +33,12 @@ pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
         program: program.clone(),
         args: rest.to_vec(),
     };
+    if !args.quiet {
+        let path = rr_lite_recorder::session::resolve_program(program)?;
+        for warning in rr_lite_recorder::unmodelled_libraries(&path) {
+            eprintln!("rr-lite: warning: {warning}");
+        }
+    }
     let recording = record(&options)?;
     let h = &recording.header;
     if !args.quiet {

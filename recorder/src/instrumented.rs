@@ -43,3 +43,44 @@ pub fn check_instrumentation(path: &Path) -> Result<Instrumentation, RecordError
         Instrumentation::Unknown
     })
 }
+
+/// Threading libraries a program may load whose synchronisation the runtime
+/// does not model, with what that means for the user, found by name among
+/// the executable's needed libraries. An empty list when the file cannot
+/// be read or parsed (the record itself reports that).
+pub fn unmodelled_libraries(path: &Path) -> Vec<String> {
+    const KNOWN: &[(&str, &str)] = &[(
+        "libomp.so",
+        "it uses clang's OpenMP runtime (libomp), whose synchronisation rr-lite does not \
+         model yet: recording may stall and replay will likely report a divergence; \
+         build with gcc (`rr-lite cc -fopenmp`, libgomp) instead",
+    )];
+    let Ok(bytes) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let Ok(file) = object::File::parse(&*bytes) else {
+        return Vec::new();
+    };
+    let dynstr = file
+        .section_by_name(".dynstr")
+        .and_then(|s| s.data().ok())
+        .unwrap_or_default();
+    let mentions = |needle: &str| dynstr.windows(needle.len()).any(|w| w == needle.as_bytes());
+    KNOWN
+        .iter()
+        .filter(|(name, _)| mentions(name))
+        .map(|(_, why)| format!("{}: {why}", path.display()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_without_unmodelled_libraries_gets_no_warning() {
+        let me = std::env::current_exe().unwrap();
+        assert!(unmodelled_libraries(&me).is_empty());
+        assert!(unmodelled_libraries(Path::new("/nonexistent/program")).is_empty());
+    }
+}

@@ -12,5 +12,5 @@ pub mod session;
 pub mod toolchain;
 
 pub use error::RecordError;
-pub use instrumented::{Instrumentation, check_instrumentation};
+pub use instrumented::{Instrumentation, check_instrumentation, unmodelled_libraries};
 pub use session::{RecordOptions, Recording, record};
