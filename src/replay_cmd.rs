@@ -27,6 +27,11 @@ pub struct ReplayArgs {
     /// Report a deadlock when every thread has waited this long (ms) with no progress.
     #[arg(long, value_name = "MS", default_value_t = 2000)]
     watchdog_ms: u64,
+    /// Replay a trace that another user owns. Replay runs the program, arguments and
+    /// environment the trace names: without this, such a trace is refused and the
+    /// command it would run is shown.
+    #[arg(long)]
+    accept_foreign: bool,
 }
 
 /// Exit statuses of the replay, besides the program's own.
@@ -44,6 +49,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     let options = ReplayOptions {
         variant,
         watchdog: Duration::from_millis(args.watchdog_ms),
+        accept_foreign: args.accept_foreign,
     };
     let outcome = replay(&trace, &options)?;
     let mut symbols = symbolizer(&trace)?;

@@ -282,20 +282,9 @@ fn with_causes(err: &dyn std::error::Error) -> String {
     text
 }
 
-/// The GNU build-id of the executable, or a hash of its bytes.
+/// The executable's identity (`rr_lite_trace::identity`), or "unreadable".
 fn program_id(program: &Path) -> String {
-    use object::Object;
-    let Ok(bytes) = std::fs::read(program) else {
-        return "unreadable".into();
-    };
-    if let Ok(Some(id)) = object::File::parse(&*bytes).and_then(|f| f.build_id()) {
-        return format!(
-            "build-id:{}",
-            id.iter().map(|b| format!("{b:02x}")).collect::<String>()
-        );
-    }
-    let h = rr_lite_trace::codec::checksum::fnv1a(&bytes);
-    format!("fnv1a:{h:016x}")
+    rr_lite_trace::identity::program_id(program).unwrap_or_else(|_| "unreadable".into())
 }
 
 /// Points `<base>/latest-trace` at `dir` (atomically: a new link renamed

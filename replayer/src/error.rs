@@ -29,6 +29,42 @@ pub enum ReplayError {
     SplitMismatch { path: PathBuf, what: String },
     #[error(transparent)]
     Launch(#[from] rr_lite_supervise::SuperviseError),
+    #[error(
+        "{}: not the recorded program (recorded {recorded}, now {actual}): it was rebuilt or \
+         replaced since the recording, and rr-lite runs only the program it recorded",
+        program.display()
+    )]
+    ProgramChanged {
+        program: PathBuf,
+        recorded: String,
+        actual: String,
+    },
+    #[error(
+        "{}: the recorded environment has no {missing}, which every recording sets: the \
+         header is damaged or was edited, and the program would run without the runtime",
+        path.display()
+    )]
+    EnvironmentDamaged {
+        path: PathBuf,
+        missing: &'static str,
+    },
+    #[error(
+        "{}: the rr-lite runtime did not attach to the program, which ran unreplayed and \
+         {ending}: the trace's environment or the program's runtime library is not the \
+         recorded one",
+        program.display()
+    )]
+    NotAttached { program: PathBuf, ending: String },
+    #[error(
+        "{}: this trace belongs to another user (uid {owner}); replaying it runs:\n  {command}\n\
+         pass --accept-foreign if you trust it",
+        path.display()
+    )]
+    ForeignTrace {
+        path: PathBuf,
+        owner: u32,
+        command: String,
+    },
 }
 
 impl ReplayError {

@@ -30,6 +30,8 @@ pub struct ReplayOptions {
     /// Stop with a deadlock report when every live thread has waited this
     /// long with no progress.
     pub watchdog: Duration,
+    /// Run the program of a trace another user owns (see [`check_trust`]).
+    pub accept_foreign: bool,
 }
 
 /// How a replay ended.
@@ -168,6 +170,60 @@ fn is_stuck(status: u32) -> bool {
     .any(|&s| s as u32 == status)
 }
 
+/// What a trace can make replay do is run its header's program with its
+/// arguments and environment: so, before anything runs, the program must
+/// be the one recorded (same build-id or contents), and a trace another
+/// user owns (a copy from elsewhere, a shared directory) runs only with
+/// `accept_foreign`, its command line shown otherwise.
+fn check_trust(
+    trace: &TraceDir,
+    header: &rr_lite_trace::TraceHeader,
+    accept_foreign: bool,
+) -> Result<(), ReplayError> {
+    use std::os::unix::fs::MetadataExt;
+    let actual = rr_lite_trace::identity::program_id(&header.program)?;
+    if actual != header.program_id {
+        return Err(ReplayError::ProgramChanged {
+            program: header.program.clone(),
+            recorded: header.program_id.clone(),
+            actual,
+        });
+    }
+    for needed in [MODE_ENV, SESSION_ENV] {
+        if !header.env.iter().any(|(k, _)| k == needed) {
+            return Err(ReplayError::EnvironmentDamaged {
+                path: trace.path().join("header.json"),
+                missing: needed,
+            });
+        }
+    }
+    let owner = |p: &Path| std::fs::metadata(p).map(|m| m.uid());
+    let me = owner(Path::new("/proc/self")).map_err(ReplayError::io("read", "/proc/self"))?;
+    let trace_owner = owner(trace.path()).map_err(ReplayError::io("read", trace.path()))?;
+    if trace_owner != me && !accept_foreign {
+        return Err(ReplayError::ForeignTrace {
+            path: trace.path().to_path_buf(),
+            owner: trace_owner,
+            command: command_line(header),
+        });
+    }
+    Ok(())
+}
+
+/// The recorded run as a shell-like line: loader variables of its
+/// environment, the program, its arguments, and where it runs.
+fn command_line(header: &rr_lite_trace::TraceHeader) -> String {
+    let mut parts: Vec<String> = header
+        .env
+        .iter()
+        .filter(|(k, _)| k.starts_with("LD_"))
+        .map(|(k, v)| format!("{k}={v:?}"))
+        .collect();
+    parts.push(format!("{:?}", header.program.display().to_string()));
+    parts.extend(header.argv.iter().skip(1).map(|a| format!("{a:?}")));
+    format!("{} (in {})", parts.join(" "), header.cwd.display())
+}
+
 fn new_session_id() -> String {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -225,6 +281,7 @@ pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome
             problems: header.problems.clone(),
         });
     }
+    check_trust(trace, header, options.accept_foreign)?;
     let session = new_session_id();
     let session_dir = SessionDir(trace.path().join(session_dir_name(&session)));
     std::fs::create_dir_all(&session_dir.0).map_err(ReplayError::io("create", &session_dir.0))?;
@@ -281,8 +338,23 @@ pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome
         return Ok(ReplayOutcome::Deadlocked(deadlock_report(trace, &s)));
     }
     let final_state = State::read(&state_path);
-    if let Some(s) = final_state.filter(|s| s.0.diverged().is_some()) {
-        return Ok(ReplayOutcome::Diverged(divergence_report(trace, &s)));
+    if let Some(s) = final_state.as_ref().filter(|s| s.0.diverged().is_some()) {
+        return Ok(ReplayOutcome::Diverged(divergence_report(trace, s)));
+    }
+    // The runtime marks the main thread started as it attaches: a program
+    // that ran without it (an edited environment, a binary whose runtime
+    // was removed) ran unrecorded, whatever it printed.
+    let attached = final_state
+        .as_ref()
+        .is_some_and(|s| s.status(0) != ThreadStatus::NotStarted as u32);
+    if !attached {
+        return Err(ReplayError::NotAttached {
+            program: header.program.clone(),
+            ending: match ProgramEnding::from(exit_status) {
+                ProgramEnding::Exited { code } => format!("exited with status {code}"),
+                ProgramEnding::Signaled { signal } => format!("was killed by signal {signal}"),
+            },
+        });
     }
     Ok(ReplayOutcome::Finished(ProgramEnding::from(exit_status)))
 }

@@ -13,6 +13,7 @@ pub mod dir;
 pub mod error;
 pub mod event;
 pub mod header;
+pub mod identity;
 pub mod plan;
 pub mod reader;
 pub mod state;
