@@ -52,6 +52,7 @@ pub struct SplitArgs {
 pub fn run(args: SplitArgs) -> anyhow::Result<i32> {
     let trace = crate::output::open_trace(args.trace.as_deref())?;
     let split = {
+        let _lock = trace.lock_derived_files()?;
         let bar = SplitProgressBar::new();
         rr_lite_splitter::split_trace(&trace, &args.analysis.options(), &bar)?
     };

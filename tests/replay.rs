@@ -623,6 +623,32 @@ fn emptied_environment_is_refused() {
     );
 }
 
+/// Three replays started at once on a trace not split yet: each builds or
+/// waits for the split and plans (a lock per trace), none trips on another's
+/// temporary files.
+#[test]
+fn concurrent_first_replays_all_replay() {
+    let dir = tempdir();
+    let (_prog, rec) = diverge_recording(dir.path(), "50");
+    for derived in ["split", "plans-parallel"] {
+        let _ = std::fs::remove_dir_all(rec.trace.join(derived));
+    }
+    let outs: Vec<Output> = std::thread::scope(|s| {
+        let runs: Vec<_> = (0..3)
+            .map(|_| s.spawn(|| replay(&rec.trace, &["--parallel"])))
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    for out in &outs {
+        assert_eq!(
+            (status_code(out), text(&out.stdout)),
+            (rec.status, rec.stdout.clone()),
+            "{}",
+            describe("concurrent replay", out)
+        );
+    }
+}
+
 /// A trace owned by another user is refused with the command it would run,
 /// unless --accept-foreign (needs root to give the trace away).
 #[test]

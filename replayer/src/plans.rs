@@ -37,6 +37,8 @@ pub fn ensure_plans(
     variant: PlanVariant,
     session: &Path,
 ) -> Result<PathBuf, ReplayError> {
+    // Another replay or split of this trace may be writing the same files.
+    let _lock = trace.lock_derived_files()?;
     let home = if variant.kept_in_trace() {
         trace.path()
     } else {

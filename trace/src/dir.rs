@@ -104,7 +104,27 @@ pub struct TraceDir {
     finalising: bool,
 }
 
+/// The file whose lock serialises the commands that write a trace's
+/// derived files (the split, the kept plans): concurrent replays of a trace
+/// not split yet build them once, one after the other.
+pub const LOCK_FILE: &str = "lock";
+
 impl TraceDir {
+    /// Takes the trace's exclusive lock (waiting for another process that
+    /// holds it), held until the returned file is dropped. Take it once per
+    /// process: a second lock of the same file in one process waits forever.
+    pub fn lock_derived_files(&self) -> Result<std::fs::File> {
+        let path = self.path().join(LOCK_FILE);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(TraceError::io("create", &path))?;
+        file.lock().map_err(TraceError::io("lock", &path))?;
+        Ok(file)
+    }
+
     /// Opens a trace directory, finalised or not. A trace without a header
     /// (the recorder was killed) is still readable: its threads are found by
     /// listing the directory.
