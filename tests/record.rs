@@ -946,3 +946,35 @@ fn assert_emits_only_exported_hooks(compiler: &str) {
     );
     assert!(emitted.len() > 20, "{compiler} emitted {emitted:?}");
 }
+
+/// Bytes that are not UTF-8 in the environment or the arguments are refused
+/// with a clear error before a trace directory is created (the header keeps
+/// them as text): never a panic, never a trace that cannot replay.
+#[test]
+fn non_utf8_environment_and_arguments_are_refused() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let exe = build("accounts");
+    let tmp = tempdir();
+    let bad = OsStr::from_bytes(b"a\xffb");
+    for (n, env_key, env_value, arg) in [
+        (0, bad, OsStr::new("1"), OsStr::new("x")),
+        (1, OsStr::new("RR_LITE_TEST_VAR"), bad, OsStr::new("x")),
+        (2, OsStr::new("RR_LITE_TEST_VAR"), OsStr::new("1"), bad),
+    ] {
+        let out_dir = tmp.path().join(format!("t{n}"));
+        let out = common::rr_command()
+            .env(env_key, env_value)
+            .arg("record")
+            .arg("-o")
+            .arg(&out_dir)
+            .arg(&exe)
+            .arg(arg)
+            .output()
+            .unwrap();
+        let stderr = common::text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "case {n}: {stderr}");
+        assert!(stderr.contains("is not valid UTF-8"), "case {n}: {stderr}");
+        assert!(!out_dir.exists(), "case {n}: a trace directory was left");
+    }
+}

@@ -18,6 +18,11 @@ pub enum RecordError {
     ProgramNotFound { program: String },
     #[error("{}: not built with rr-lite: {why}; rebuild it with `rr-lite cc` (or `CC=\"rr-lite cc\" make`)", path.display())]
     NotInstrumented { path: PathBuf, why: String },
+    #[error(
+        "{what} {value:?} is not valid UTF-8: traces cannot hold it yet (replay would run with \
+         other bytes); change it for the recording"
+    )]
+    NotUtf8 { what: &'static str, value: String },
     #[error("{}: trace directory already exists and is not empty", path.display())]
     TraceDirExists { path: PathBuf },
     /// Starting or waiting for the recorded program.

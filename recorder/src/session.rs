@@ -103,6 +103,34 @@ fn create_trace_dir(output: Option<&Path>, program: &Path) -> Result<PathBuf, Re
     unreachable!("u32 trace numbers exhausted")
 }
 
+/// The header keeps the program, its arguments and environment as text: a
+/// value that is not UTF-8 is refused before anything is created, rather
+/// than stored with other bytes (a replay that always diverges) or a panic.
+fn check_utf8(options: &RecordOptions, program: &Path) -> Result<(), RecordError> {
+    let bad = |what: &'static str, value: &std::ffi::OsStr| RecordError::NotUtf8 {
+        what,
+        value: value.to_string_lossy().into_owned(),
+    };
+    if program.to_str().is_none() {
+        return Err(bad("the program path", program.as_os_str()));
+    }
+    if let Some(arg) = std::iter::once(&options.program)
+        .chain(&options.args)
+        .find(|a| a.to_str().is_none())
+    {
+        return Err(bad("the argument", arg));
+    }
+    for (key, value) in std::env::vars_os() {
+        if key.to_str().is_none() {
+            return Err(bad("the environment variable", &key));
+        }
+        if value.to_str().is_none() {
+            return Err(bad("the value of environment variable", &key));
+        }
+    }
+    Ok(())
+}
+
 /// The environment the program runs with (and that replay will reuse).
 fn program_environment(trace: &Path) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = std::env::vars()
@@ -138,6 +166,7 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
             });
         }
     }
+    check_utf8(options, &program)?;
     let dir = create_trace_dir(options.output.as_deref(), &program)?;
     let incomplete = dir.join(INCOMPLETE_FILE);
     std::fs::write(&incomplete, format!("{FORMAT_VERSION}\n"))
