@@ -412,6 +412,15 @@ fn threads_ending_with_pthread_exit_replay() {
     }
 }
 
+/// Bytes from /dev/urandom and getrandom() differ in every run, and the
+/// counts a pipe's reader gets depend on its writer's progress: replay
+/// serves the recorded bytes and reads the program's own pipe for exactly
+/// the recorded counts (before, every replay diverged).
+#[test]
+fn input_from_outside_is_recorded_and_served() {
+    check_nondeterministic("replay_input", &[]);
+}
+
 /// Detached threads report to main through a condvar and end; main then
 /// creates the next ones. Whether pthread_create finds a finished thread's
 /// stack in glibc's cache (and so whether it allocates a new thread

@@ -23,6 +23,7 @@ mod handover;
 mod heap;
 mod hooks;
 mod init;
+mod input;
 mod interpose;
 mod log;
 mod mode;

@@ -43,19 +43,8 @@ impl LogWriter {
 
     /// Creates `thread-NNNN.log` in `dir` and writes its header.
     pub(crate) fn create(dir: &[u8], thread: u32, parent: u32) -> Option<LogWriter> {
-        let mut name = *b"thread-0000.log";
-        let mut digits = [0u8; 20];
-        let d = crate::sys::decimal(u64::from(thread), &mut digits);
-        let mut name_buf = [0u8; 32];
-        let name: &[u8] = if d.len() <= 4 {
-            name[11 - d.len()..11].copy_from_slice(d);
-            &name
-        } else {
-            name_buf[..7].copy_from_slice(b"thread-");
-            name_buf[7..7 + d.len()].copy_from_slice(d);
-            name_buf[7 + d.len()..11 + d.len()].copy_from_slice(b".log");
-            &name_buf[..11 + d.len()]
-        };
+        let mut name_buf = [0u8; 48];
+        let name = crate::sys::thread_file_name(b"thread-", thread, b".log", &mut name_buf);
         // Created under a temporary name and renamed once the header is in:
         // a log under its real name always has a complete header, even if
         // the process dies while a thread is starting.

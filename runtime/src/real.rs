@@ -176,6 +176,9 @@ real_functions! {
     fn close(fd: c_int) -> c_int;
     fn fclose(f: *mut libc::FILE) -> c_int;
     fn fork() -> libc::pid_t;
+    fn recv(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int) -> ssize_t;
+    fn recvfrom(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int, from: *mut libc::sockaddr, len: *mut libc::socklen_t) -> ssize_t;
+    fn getrandom(buf: *mut c_void, n: size_t, flags: libc::c_uint) -> ssize_t;
 }
 
 unsafe extern "C" {

@@ -159,6 +159,25 @@ fn clock_ns(clock: libc::clockid_t) -> u64 {
     (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
 }
 
+/// `<prefix><NNNN><suffix>`: a per-thread file name, the thread id with at
+/// least four digits (`thread-0003.log`, `input-0012.bin`).
+pub(crate) fn thread_file_name<'a>(
+    prefix: &[u8],
+    thread: u32,
+    suffix: &[u8],
+    buf: &'a mut [u8; 48],
+) -> &'a [u8] {
+    let mut digits = [0u8; 20];
+    let d = decimal(u64::from(thread), &mut digits);
+    let zeros = 4usize.saturating_sub(d.len());
+    let mut len = 0;
+    for part in [prefix, &b"0000"[..zeros], d, suffix] {
+        buf[len..len + part.len()].copy_from_slice(part);
+        len += part.len();
+    }
+    &buf[..len]
+}
+
 /// `dir/name` as a NUL-terminated path, or None if too long.
 pub(crate) fn join(dir: &[u8], name: &[u8]) -> Option<[u8; 4096]> {
     let mut path = [0u8; 4096];

@@ -30,6 +30,8 @@ pub(crate) struct ThreadState {
     read_locks: Cell<[usize; READ_LOCKS]>,
     pub(crate) record: RecordThread,
     pub(crate) replay: ReplayThread,
+    /// The thread's recorded input (record and replay).
+    pub(crate) input: crate::input::ThreadInput,
 }
 
 impl ThreadState {
@@ -41,6 +43,7 @@ impl ThreadState {
             read_locks: Cell::new([0; READ_LOCKS]),
             record: RecordThread::new(),
             replay: ReplayThread::new(),
+            input: crate::input::ThreadInput::new(),
         }
     }
 

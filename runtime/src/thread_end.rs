@@ -152,6 +152,7 @@ pub(crate) fn end_thread() {
             t.record.release_held();
             t.record.with_log(|log| log.close());
         }
+        t.input.close();
         t.exited.set(true);
         t.leave();
     });

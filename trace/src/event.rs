@@ -159,6 +159,11 @@ event_kinds! {
     /// detach frees a finished thread's stack, a create may reuse one.
     /// Address: the stack cache's pseudo-address.
     ThreadStacks = 36, ReadModifyWrite, false, "thread-stacks";
+    /// Input from outside the program: read/recv/recvfrom on a pipe, FIFO,
+    /// socket or character device, or getrandom; address: the descriptor's
+    /// pseudo-address (getrandom: the random state's); payload: the byte
+    /// count, or -errno; the bytes are in the thread's `input-NNNN.bin`.
+    Input = 37, ReadModifyWrite, true, "input";
 }
 
 impl EventKind {

@@ -119,6 +119,7 @@ pub fn replay_needs_payload(kind: EventKind) -> bool {
             | ProcessExit
             | DescriptorOpen
             | DescriptorClose
+            | Input
     )
 }
 

@@ -206,6 +206,9 @@ fn giving_pair(fds: *mut c_int, site: u64, op: impl FnOnce() -> c_int) -> c_int 
         }
         // SAFETY: the call succeeded, so it wrote both descriptors.
         let (first, second) = unsafe { (*fds, *fds.add(1)) };
+        // Both ends are the program's: replay reads them for real.
+        crate::input::mark_internal(first);
+        crate::input::mark_internal(second);
         u64::from(first as u32) | u64::from(second as u32) << 32
     })
 }
@@ -377,8 +380,11 @@ extern "C" fn close_impl(fd: c_int, site: u64) -> c_int {
         pseudo::DESCRIPTORS,
         0,
         site,
-        // SAFETY: forwarding.
-        || Outcome::of(|| unsafe { real::close(fd) }),
+        || {
+            crate::input::forget(fd);
+            // SAFETY: forwarding.
+            Outcome::of(|| unsafe { real::close(fd) })
+        },
         number,
     )
     .give()

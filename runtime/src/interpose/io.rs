@@ -304,14 +304,3 @@ variadic!(fprintf => vfprintf_impl, named = 2, va = "rdx", site = "rcx");
 variadic!(dprintf => vdprintf_impl, named = 2, va = "rdx", site = "rcx");
 variadic!(__printf_chk => vprintf_chk_impl, named = 2, va = "rdx", site = "rcx");
 variadic!(__fprintf_chk => vfprintf_chk_impl, named = 3, va = "rcx", site = "r8");
-
-/// Reads may block (on a pipe another thread writes): release first.
-extern "C" fn read_impl(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
-    // SAFETY: forwarding.
-    events::sleeping_call(|| unsafe { real::read(fd, buf, n) })
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn read(fd: c_int, buf: *mut c_void, n: size_t) -> ssize_t {
-    read_impl(fd, buf, n)
-}

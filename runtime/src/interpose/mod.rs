@@ -6,6 +6,7 @@ pub(crate) mod alloc;
 pub(crate) mod c11;
 pub(crate) mod fd;
 pub(crate) mod gomp;
+pub(crate) mod input;
 pub(crate) mod io;
 pub(crate) mod mapping;
 pub(crate) mod mem;
