@@ -16,6 +16,10 @@ use rr_lite_trace::codec::Entry;
 use crate::log::LogWriter;
 use crate::stripes::StripeSet;
 
+/// Deepest nesting of calls that keep their stripe (stack cache, create,
+/// allocation: three in practice).
+const MAX_NESTED: usize = 8;
+
 /// What record mode keeps for one thread. Only the owning thread touches it
 /// (it lives in that thread's `ThreadState`; `Cell` fields make it `!Sync`).
 #[derive(Debug)]
@@ -30,6 +34,11 @@ pub(crate) struct RecordThread {
     /// call made inside it (stdio's buffer, the new thread's DTV) nests
     /// instead of releasing that stripe.
     nest_depth: Cell<u32>,
+    /// Stripes locked by nested acquisitions, innermost last: a nested
+    /// event on one of them (pthread_create's DTV allocation when the new
+    /// thread's start stripe is the heap's) must not lock it again.
+    nested: Cell<[u32; MAX_NESTED]>,
+    nested_len: Cell<usize>,
     log: UnsafeCell<LogWriter>,
     /// Set while `log` is borrowed: catches a re-entrant path that the
     /// thread's busy mark should have kept out.
@@ -45,6 +54,8 @@ impl RecordThread {
             clock: Cell::new(0),
             held: Cell::new(StripeSet::EMPTY),
             nest_depth: Cell::new(0),
+            nested: Cell::new([0; MAX_NESTED]),
+            nested_len: Cell::new(0),
             log: UnsafeCell::new(LogWriter::CLOSED),
             log_in_use: Cell::new(false),
             log_failed: Cell::new(false),
@@ -152,10 +163,11 @@ impl RecordThread {
     pub(crate) fn acquire(&self, addr: u64, size: u64) -> Acquired {
         let want = StripeSet::for_access(addr, size);
         if let Some(stripe) = want.single().filter(|_| self.nest_depth.get() > 0) {
-            if self.held.get().contains(stripe) {
+            if self.held.get().contains(stripe) || self.holds_nested(stripe) {
                 return Acquired::Nested(StripeSet::EMPTY);
             }
             want.lock(self.id.get());
+            self.push_nested(stripe);
             return Acquired::Nested(want);
         }
         self.release_held();
@@ -180,9 +192,39 @@ impl RecordThread {
         match acquired {
             Acquired::Top => self.release_held(),
             Acquired::Nested(set) => {
+                if let Some(stripe) = set.single() {
+                    self.pop_nested(stripe);
+                }
                 set.raise_clock(self.clock.get());
                 set.unlock(self.id.get());
             }
+        }
+    }
+
+    fn holds_nested(&self, stripe: u32) -> bool {
+        self.nested.get()[..self.nested_len.get()].contains(&stripe)
+    }
+
+    fn push_nested(&self, stripe: u32) {
+        let len = self.nested_len.get();
+        debug_assert!(
+            len < MAX_NESTED,
+            "nested acquisitions deeper than {MAX_NESTED}"
+        );
+        if len < MAX_NESTED {
+            let mut nested = self.nested.get();
+            nested[len] = stripe;
+            self.nested.set(nested);
+            self.nested_len.set(len + 1);
+        }
+    }
+
+    /// Forgets `stripe`, the innermost nested acquisition (they are given
+    /// back in the reverse order).
+    fn pop_nested(&self, stripe: u32) {
+        let len = self.nested_len.get();
+        if len > 0 && self.nested.get()[len - 1] == stripe {
+            self.nested_len.set(len - 1);
         }
     }
 

@@ -114,12 +114,15 @@ pub(crate) fn finish_thread() {
     let Some(id) = events::with_tracked(|t, _| t.id.get()) else {
         return;
     };
+    events::log_event(EventKind::ThreadExit, pseudo::thread_exit(id), 0, 0, 0);
     if id != crate::thread::MAIN_THREAD {
-        // Once the exit is logged only glibc's teardown runs here, which may
-        // hand this thread's stack back to its cache and trim the cache of
-        // the stacks already free there: an event on the stack cache, after
-        // which every thread ordered before it there is gone, as before a
-        // create. Only the exit event separates it from that teardown.
+        // What follows is glibc's teardown, which may hand this thread's
+        // stack back to its cache and trim the cache of the stacks already
+        // free there: an event on the stack cache, after which every thread
+        // ordered before it there is gone, as before a create. It is the
+        // thread's last: once marked, the thread needs no stripe again (a
+        // creator holding the stack cache's stripe waits for it to be gone,
+        // and that stripe may also be the one of this thread's exit).
         events::log_after_call(
             EventKind::ThreadStacks,
             pseudo::THREAD_STACKS,
@@ -132,7 +135,6 @@ pub(crate) fn finish_thread() {
             |_| 0,
         );
     }
-    events::log_event(EventKind::ThreadExit, pseudo::thread_exit(id), 0, 0, 0);
     end_thread();
     crate::thread::mark_exited(id);
 }
