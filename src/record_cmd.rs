@@ -16,6 +16,11 @@ pub struct RecordArgs {
     /// Print nothing but the program's own output.
     #[arg(short, long)]
     quiet: bool,
+    /// Copy every regular file the program opens for reading into the trace, so that
+    /// replay reads the copies (the files may change or go away). Without it, replay
+    /// reads files live.
+    #[arg(long)]
+    snapshot_files: bool,
     /// The program (built with `rr-lite cc`) and its arguments.
     #[arg(
         required = true,
@@ -32,6 +37,7 @@ pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
         output: args.output,
         program: program.clone(),
         args: rest.to_vec(),
+        snapshot_files: args.snapshot_files,
     };
     if !args.quiet {
         let path = rr_lite_recorder::session::resolve_program(program)?;

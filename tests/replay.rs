@@ -412,6 +412,25 @@ fn threads_ending_with_pthread_exit_replay() {
     }
 }
 
+/// With `record --snapshot-files`, the files the program read are copies in
+/// the trace: replay gives the same output after the input was changed and
+/// after it was deleted; a file the program itself writes is read live.
+#[test]
+fn snapshot_files_replay_without_the_input() {
+    let exe = build("replay_snapshot_files");
+    let dir = tempdir();
+    let input = dir.path().join("input.txt");
+    let written = dir.path().join("out.txt");
+    std::fs::write(&input, "the recorded input\nsecond line\n").unwrap();
+    let args = [input.to_str().unwrap(), written.to_str().unwrap()];
+    let rec = common::record_with_options(&["--snapshot-files"], &exe, &args, LIMIT);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    std::fs::write(&input, "other bytes entirely, and more of them\n").unwrap();
+    replay_all_modes(&rec);
+    std::fs::remove_file(&input).unwrap();
+    replay_all_modes(&rec);
+}
+
 /// A hundred threads, some detached: every recording finishes (thread 52's
 /// start stripe is the heap's, which pthread_create's allocation nested in
 /// the stack cache's event once locked twice) and replays in every mode.

@@ -41,7 +41,14 @@ pub struct RecordOptions {
     pub output: Option<PathBuf>,
     pub program: OsString,
     pub args: Vec<OsString>,
+    /// Copy the regular files the program opens for reading into the trace
+    /// (the runtime's `snapshot` module), so replay does not need them.
+    pub snapshot_files: bool,
 }
+
+/// Environment variable that makes the runtime snapshot files (kept in
+/// the recorded environment, which replay reuses).
+pub const SNAPSHOT_ENV: &str = "RR_LITE_SNAPSHOT_FILES";
 
 /// A finished recording.
 #[derive(Debug, Clone)]
@@ -132,10 +139,13 @@ fn check_utf8(options: &RecordOptions, program: &Path) -> Result<(), RecordError
 }
 
 /// The environment the program runs with (and that replay will reuse).
-fn program_environment(trace: &Path) -> Vec<(String, String)> {
+fn program_environment(trace: &Path, snapshot_files: bool) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = std::env::vars()
-        .filter(|(k, _)| k != MODE_ENV && k != TRACE_ENV && k != SESSION_ENV)
+        .filter(|(k, _)| k != MODE_ENV && k != TRACE_ENV && k != SESSION_ENV && k != SNAPSHOT_ENV)
         .collect();
+    if snapshot_files {
+        env.push((SNAPSHOT_ENV.into(), "1".into()));
+    }
     match env.iter_mut().find(|(k, _)| k == "GLIBC_TUNABLES") {
         Some((_, v)) if !v.contains("arena_max") => *v = format!("{v}:{MALLOC_TUNABLE}"),
         Some(_) => {}
@@ -173,7 +183,7 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
         .map_err(RecordError::io("write", &incomplete))?;
 
     let cwd = std::env::current_dir().map_err(RecordError::io("resolve", "."))?;
-    let env = program_environment(&dir);
+    let env = program_environment(&dir, options.snapshot_files);
     let mut argv: Vec<String> = vec![options.program.to_string_lossy().into_owned()];
     argv.extend(
         options
@@ -334,7 +344,7 @@ mod tests {
 
     #[test]
     fn environment_gets_mode_trace_and_one_arena() {
-        let env = program_environment(Path::new("/tmp/x"));
+        let env = program_environment(Path::new("/tmp/x"), false);
         assert!(env.iter().any(|(k, v)| k == MODE_ENV && v == "record"));
         assert!(env.iter().any(|(k, v)| k == TRACE_ENV && v == "/tmp/x"));
         assert!(

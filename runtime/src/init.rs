@@ -79,6 +79,7 @@ fn start(mode: Mode, argv: *const *const c_char, envp: *const *const c_char) {
         sys::warn(&[b"RR_LITE_MODE needs RR_LITE_TRACE=<trace directory>: running normally"]);
         return;
     };
+    crate::snapshot::enable(lookup(envp, crate::snapshot::SNAPSHOT_ENV));
     crate::real::resolve_all();
     crate::raw_memory::resolve_all();
     crate::own_code::locate();

@@ -33,6 +33,7 @@ mod real;
 mod record;
 mod replay;
 mod site;
+mod snapshot;
 mod stripes;
 mod sys;
 mod thread;

@@ -759,10 +759,21 @@ pub fn output_within(cmd: &mut Command, limit: std::time::Duration) -> Result<Ou
 /// `rr-lite record -o <fresh dir> PROGRAM ARGS...`, killed (and the test
 /// failed) if it takes longer than `limit`.
 pub fn record_within(program: &Path, args: &[&str], limit: std::time::Duration) -> Recorded {
+    record_with_options(&[], program, args, limit)
+}
+
+/// [`record_within`] with `options` for `rr-lite record` itself.
+pub fn record_with_options(
+    options: &[&str],
+    program: &Path,
+    args: &[&str],
+    limit: std::time::Duration,
+) -> Recorded {
     let tmp = tempdir();
     let trace = tmp.path().join("trace");
     let mut cmd = rr_command();
     cmd.arg("record")
+        .args(options)
         .arg("-o")
         .arg(&trace)
         .arg(program)

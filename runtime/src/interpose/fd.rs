@@ -126,18 +126,67 @@ fn may_block(dir: c_int, path: *const c_char, flags: c_int) -> bool {
     }
 }
 
-/// open and its relatives: `op` opens `path` (relative to `dir`).
+/// open and its relatives: `op(path)` opens `path` (relative to `dir`), or
+/// at replay the trace's snapshot of it (`crate::snapshot`).
 fn opening(
     dir: c_int,
     path: *const c_char,
     flags: c_int,
     site: u64,
-    op: impl FnOnce() -> c_int,
+    op: impl FnOnce(*const c_char) -> c_int,
 ) -> c_int {
     if may_block(dir, path, flags) {
-        giving_out_blocking(site, op)
-    } else {
-        giving_out(site, op, number)
+        return giving_out_blocking(site, || op(path));
+    }
+    giving_out(site, || snapshotted(path, flags, op), number)
+}
+
+/// Runs an open of `path` with `flags` (inside its event), through the
+/// snapshot of the file if replay has one, and lets the snapshots know.
+fn snapshotted<R: OpenedDescriptor + Copy>(
+    path: *const c_char,
+    flags: c_int,
+    op: impl FnOnce(*const c_char) -> R,
+) -> R {
+    let copy = crate::snapshot::redirect(path, flags);
+    let result = op(copy.as_ref().map_or(path, |c| c.as_ptr().cast()));
+    crate::snapshot::opened(path, flags, result.descriptor());
+    result
+}
+
+/// What an open returns, as the descriptor it opened (-1 if none).
+trait OpenedDescriptor {
+    fn descriptor(self) -> c_int;
+}
+
+impl OpenedDescriptor for c_int {
+    fn descriptor(self) -> c_int {
+        self
+    }
+}
+
+impl OpenedDescriptor for *mut FILE {
+    fn descriptor(self) -> c_int {
+        if self.is_null() {
+            -1
+        } else {
+            // SAFETY: a FILE fopen just returned.
+            unsafe { libc::fileno(self) }
+        }
+    }
+}
+
+/// The open(2) flags of an fopen mode string (for the snapshots: only
+/// whether it reads only matters).
+fn fopen_flags(mode: *const c_char) -> c_int {
+    if mode.is_null() {
+        return libc::O_RDONLY;
+    }
+    // SAFETY: the program passed a NUL-terminated mode.
+    let mode = unsafe { core::ffi::CStr::from_ptr(mode) }.to_bytes();
+    match mode.first() {
+        Some(b'r') if !mode.contains(&b'+') => libc::O_RDONLY,
+        _ => libc::O_RDWR | libc::O_CREAT,
     }
 }
 
@@ -148,7 +197,7 @@ macro_rules! opens {
        $dir:expr, $path:ident, $flags:expr;)*) => {$(
         extern "C" fn $imp($($arg: $t,)* site: u64) -> c_int {
             // SAFETY: forwarding.
-            opening($dir, $path, $flags, site, || unsafe { real::$name($($arg),*) })
+            opening($dir, $path, $flags, site, |$path| unsafe { real::$name($($arg),*) })
         }
         with_site!($name => $imp, $reg);
     )*};
@@ -281,7 +330,12 @@ with_site!(accept4 => accept4_impl, "r8");
 
 /// fopen allocates its FILE (an allocator event nested in it) and opens
 /// the file: the descriptor event comes after the allocation.
-fn fopen_call(path: *const c_char, site: u64, op: impl FnOnce() -> *mut FILE) -> *mut FILE {
+fn fopen_call(
+    path: *const c_char,
+    mode: *const c_char,
+    site: u64,
+    op: impl FnOnce(*const c_char) -> *mut FILE,
+) -> *mut FILE {
     let payload = |o: &Outcome<*mut FILE>| {
         if o.value.is_null() {
             return -i64::from(o.errno) as u64;
@@ -294,7 +348,7 @@ fn fopen_call(path: *const c_char, site: u64, op: impl FnOnce() -> *mut FILE) ->
             EventKind::DescriptorOpen,
             pseudo::DESCRIPTORS,
             site,
-            || Outcome::of(op),
+            || Outcome::of(|| op(path)),
             |o| Some(payload(o)),
             |_| Replayed::CallReal,
         )
@@ -305,7 +359,7 @@ fn fopen_call(path: *const c_char, site: u64, op: impl FnOnce() -> *mut FILE) ->
         pseudo::DESCRIPTORS,
         0,
         site,
-        || locked(|| Outcome::of(op)),
+        || locked(|| Outcome::of(|| snapshotted(path, fopen_flags(mode), op))),
         payload,
     )
     .give()
@@ -313,25 +367,31 @@ fn fopen_call(path: *const c_char, site: u64, op: impl FnOnce() -> *mut FILE) ->
 
 extern "C" fn fopen_impl(path: *const c_char, mode: *const c_char, site: u64) -> *mut FILE {
     // SAFETY: forwarding.
-    fopen_call(path, site, || unsafe { real::fopen(path, mode) })
+    fopen_call(path, mode, site, |path| unsafe { real::fopen(path, mode) })
 }
 with_site!(fopen => fopen_impl, "rdx");
 
 extern "C" fn fopen64_impl(path: *const c_char, mode: *const c_char, site: u64) -> *mut FILE {
     // SAFETY: forwarding.
-    fopen_call(path, site, || unsafe { real::fopen64(path, mode) })
+    fopen_call(path, mode, site, |path| unsafe {
+        real::fopen64(path, mode)
+    })
 }
 with_site!(fopen64 => fopen64_impl, "rdx");
 
 extern "C" fn tmpfile_impl(site: u64) -> *mut FILE {
     // SAFETY: forwarding.
-    fopen_call(core::ptr::null(), site, || unsafe { real::tmpfile() })
+    fopen_call(core::ptr::null(), c"w+".as_ptr(), site, |_| unsafe {
+        real::tmpfile()
+    })
 }
 with_site!(tmpfile => tmpfile_impl, "rdi");
 
 extern "C" fn tmpfile64_impl(site: u64) -> *mut FILE {
     // SAFETY: forwarding.
-    fopen_call(core::ptr::null(), site, || unsafe { real::tmpfile64() })
+    fopen_call(core::ptr::null(), c"w+".as_ptr(), site, |_| unsafe {
+        real::tmpfile64()
+    })
 }
 with_site!(tmpfile64 => tmpfile64_impl, "rdi");
 
