@@ -51,6 +51,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
         watchdog: Duration::from_millis(args.watchdog_ms),
         accept_foreign: args.accept_foreign,
     };
+    warn_about_changed_inputs(&trace)?;
     let outcome = replay(&trace, &options)?;
     let mut symbols = symbolizer(&trace)?;
     match outcome {
@@ -73,6 +74,31 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
             Ok(DEADLOCK_STATUS)
         }
     }
+}
+
+/// Files the program read live that differ from the recording: replay
+/// runs anyway, but says its output may differ and why.
+fn warn_about_changed_inputs(trace: &rr_lite_trace::TraceDir) -> anyhow::Result<()> {
+    let Some(header) = trace.header() else {
+        return Ok(());
+    };
+    let changed = rr_lite_replayer::changed_inputs(trace, &header.cwd)?;
+    if changed.is_empty() {
+        return Ok(());
+    }
+    eprintln!(
+        "rr-lite: warning: {} file(s) the program read have changed since the recording; \
+         replay reads them live and may not reproduce it (record with --snapshot-files to \
+         keep copies in the trace):",
+        changed.len()
+    );
+    for line in changed.iter().take(10) {
+        eprintln!("  {line}");
+    }
+    if changed.len() > 10 {
+        eprintln!("  ... and {} more", changed.len() - 10);
+    }
+    Ok(())
 }
 
 fn describe_event(e: &RecordedEvent, symbols: &mut Symbolizer) -> String {

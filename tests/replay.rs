@@ -431,6 +431,36 @@ fn snapshot_files_replay_without_the_input() {
     replay_all_modes(&rec);
 }
 
+/// Without snapshots, a file the program read is read live again: replay
+/// says so before it starts when that file has changed since the recording
+/// (and not for the file the program wrote itself).
+#[test]
+fn changed_input_files_are_reported_before_replay() {
+    let exe = build("replay_snapshot_files");
+    let dir = tempdir();
+    let input = dir.path().join("input.txt");
+    let written = dir.path().join("out.txt");
+    std::fs::write(&input, "the recorded input\n").unwrap();
+    let args = [input.to_str().unwrap(), written.to_str().unwrap()];
+    let rec = record_within(&exe, &args, LIMIT);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    let quiet = replay(&rec.trace, &["--parallel"]);
+    assert!(
+        !text(&quiet.stderr).contains("changed since the recording"),
+        "{}",
+        describe("replay with the same input", &quiet)
+    );
+    std::fs::write(&input, "another input, longer than the first\n").unwrap();
+    let out = replay(&rec.trace, &["--parallel"]);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("changed since the recording") && stderr.contains("input.txt"),
+        "{}",
+        describe("replay with a changed input", &out)
+    );
+    assert!(!stderr.contains("out.txt"), "{}", describe("replay", &out));
+}
+
 /// A hundred threads, some detached: every recording finishes (thread 52's
 /// start stripe is the heap's, which pthread_create's allocation nested in
 /// the stack cache's event once locked twice) and replays in every mode.

@@ -4,16 +4,19 @@
 //! program as recorded (same path, argv, cwd, environment, ASLR off) with
 //! the runtime in replay mode, watches the shared state for a deadlock, and
 //! reads back how it ended: the program's status, a divergence, or a
-//! deadlock, with the details for a report.
+//! deadlock, with the details for a report. `inputs` tells which files the
+//! program read live have changed since the recording.
 
 #![forbid(unsafe_code)]
 
 mod error;
+pub mod inputs;
 pub mod plans;
 mod runs;
 pub mod session;
 
 pub use error::ReplayError;
+pub use inputs::changed_inputs;
 pub use plans::ensure_plans;
 pub use session::{
     DeadlockReport, DivergenceReport, ReplayOptions, ReplayOutcome, WaitEdge, replay,

@@ -85,19 +85,39 @@ pub(crate) fn redirect(path: *const c_char, flags: c_int) -> Option<[u8; 4096]> 
 
 /// After an open of `path` with `flags` gave `fd` (inside its event): a
 /// path opened for writing goes live; record copies a regular file opened
-/// for reading the first time.
+/// for reading the first time, or, without snapshots, notes its size and
+/// modification time in `files-read`, so that replay can warn when the
+/// file it will read live has changed.
 pub(crate) fn opened(path: *const c_char, flags: c_int, fd: c_int) {
-    if !ENABLED.load(Ordering::Relaxed) || fd < 0 || path.is_null() {
+    if !mode::active() || fd < 0 || path.is_null() {
         return;
     }
     // SAFETY: the program passed a NUL-terminated path.
     let path = unsafe { CStr::from_ptr(path) }.to_bytes();
     let key = hash(path);
+    let enabled = ENABLED.load(Ordering::Relaxed);
+    let record = mode::current() == Mode::Record;
     if !is_read_only(flags) {
+        if record && !enabled && !matches!(value_of(key), 0 | LIVE) {
+            // Noted as read, now written: its end state is the program's.
+            append_line(b"files-read", &[b"w "], path);
+        }
         set_value(key, LIVE);
         return;
     }
-    if mode::current() != Mode::Record || value_of(key) != 0 || !is_regular(fd) {
+    if !record || value_of(key) != 0 {
+        return;
+    }
+    let Some((size, mtime)) = regular_file(fd) else {
+        return;
+    };
+    if !enabled {
+        let mut a = [0u8; 20];
+        let mut b = [0u8; 20];
+        let size = sys::decimal(size, &mut a);
+        let mtime = sys::decimal(mtime, &mut b);
+        append_line(b"files-read", &[size, b" ", mtime, b" "], path);
+        set_value(key, 1);
         return;
     }
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -106,13 +126,22 @@ pub(crate) fn opened(path: *const c_char, flags: c_int, fd: c_int) {
     }
 }
 
-fn is_regular(fd: c_int) -> bool {
+/// Size and modification time (ns since the epoch) of a regular file.
+fn regular_file(fd: c_int) -> Option<(u64, u64)> {
     // SAFETY: fstat writes the zeroed struct it is given (raw syscall).
-    unsafe {
+    let st = unsafe {
         let mut st: libc::stat = core::mem::zeroed();
-        libc::syscall(libc::SYS_fstat, fd, &mut st as *mut libc::stat) == 0
-            && st.st_mode & libc::S_IFMT == libc::S_IFREG
-    }
+        if libc::syscall(libc::SYS_fstat, fd, &mut st as *mut libc::stat) != 0 {
+            return None;
+        }
+        st
+    };
+    (st.st_mode & libc::S_IFMT == libc::S_IFREG).then(|| {
+        let mtime = (st.st_mtime as u64)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(st.st_mtime_nsec as u64);
+        (st.st_size as u64, mtime)
+    })
 }
 
 /// `files/<n>` (8 digits).
@@ -164,13 +193,20 @@ fn copy_into_trace(fd: c_int, n: u32, path: &[u8]) -> bool {
     }
     sys::close_raw(copy);
     if ok {
-        append_index(dir, n, path);
+        append_index(n, path);
     }
     ok
 }
 
 /// `<n> <path in hex>\n` appended to `files/index`.
-fn append_index(dir: &[u8], n: u32, path: &[u8]) {
+fn append_index(n: u32, path: &[u8]) {
+    let mut digits = [0u8; 20];
+    let number = sys::decimal(u64::from(n), &mut digits);
+    append_line(b"files/index", &[number, b" "], path);
+}
+
+/// Appends `<prefix...><path in hex>\n` to the trace's file `name`.
+fn append_line(name: &[u8], prefix: &[&[u8]], path: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut hex = [0u8; 8192];
     let path = &path[..path.len().min(hex.len() / 2)];
@@ -178,9 +214,11 @@ fn append_index(dir: &[u8], n: u32, path: &[u8]) {
         hex[2 * i] = HEX[usize::from(b >> 4)];
         hex[2 * i + 1] = HEX[usize::from(b & 15)];
     }
-    let mut digits = [0u8; 20];
-    let number = sys::decimal(u64::from(n), &mut digits);
-    sys::append_line_in_dir(dir, b"files/index", &[number, b" ", &hex[..2 * path.len()]]);
+    let mut parts: [&[u8]; 6] = [&[]; 6];
+    let used = prefix.len().min(parts.len() - 1);
+    parts[..used].copy_from_slice(&prefix[..used]);
+    parts[used] = &hex[..2 * path.len()];
+    sys::append_line_in_dir(mode::TRACE_DIR.get(), name, &parts[..=used]);
 }
 
 /// Replay: fills the table from `files/index` once.
@@ -229,7 +267,7 @@ fn index_line(line: &[u8]) {
     }) else {
         return;
     };
-    if hex.len() % 2 != 0 || n == u32::MAX - 1 {
+    if !hex.len().is_multiple_of(2) || n == u32::MAX - 1 {
         return;
     }
     let mut path = [0u8; 4096];
