@@ -403,13 +403,9 @@ fn forking_program_makes_an_unreplayable_trace() {
 /// replayed in every mode (the race showed in about half the replays).
 #[test]
 fn threads_ending_with_pthread_exit_replay() {
-    let exe = build("replay_pthread_exit");
-    for _ in 0..10 {
-        let rec = record_within(&exe, &[], LIMIT);
-        assert_eq!(rec.status, 0, "{}", rec.describe());
-        assert!(rec.stdout.ends_with("counter 8\n"), "{}", rec.describe());
-        replay_all_modes(&rec);
-    }
+    record_and_replay_each("replay_pthread_exit", 10, &|out| {
+        out.ends_with("counter 8\n")
+    });
 }
 
 /// With `record --snapshot-files`, the files the program read are copies in
@@ -466,11 +462,19 @@ fn changed_input_files_are_reported_before_replay() {
 /// the stack cache's event once locked twice) and replays in every mode.
 #[test]
 fn a_hundred_threads_record_and_replay() {
-    let exe = build("replay_many_threads");
-    for _ in 0..3 {
+    record_and_replay_each("replay_many_threads", 3, &|out| {
+        out.starts_with("total 4950 ")
+    });
+}
+
+/// Records program `name` `times` times; each recording must exit 0 with
+/// output that `expected` accepts, and replay exactly in every mode.
+fn record_and_replay_each(name: &str, times: usize, expected: &dyn Fn(&str) -> bool) {
+    let exe = build(name);
+    for _ in 0..times {
         let rec = record_within(&exe, &[], LIMIT);
         assert_eq!(rec.status, 0, "{}", rec.describe());
-        assert!(rec.stdout.starts_with("total 4950 "), "{}", rec.describe());
+        assert!(expected(&rec.stdout), "{}", rec.describe());
         replay_all_modes(&rec);
     }
 }
@@ -492,13 +496,9 @@ fn input_from_outside_is_recorded_and_served() {
 /// replay of this program diverged on that allocation).
 #[test]
 fn detached_threads_replay() {
-    let exe = build("replay_detached_threads");
-    for _ in 0..4 {
-        let rec = record_within(&exe, &[], LIMIT);
-        assert_eq!(rec.status, 0, "{}", rec.describe());
-        assert!(rec.stdout.ends_with("done 40\n"), "{}", rec.describe());
-        replay_all_modes(&rec);
-    }
+    record_and_replay_each("replay_detached_threads", 4, &|out| {
+        out.ends_with("done 40\n")
+    });
 }
 
 /// A pthread_key destructor and a thread-local destructor (registered as

@@ -417,18 +417,33 @@ extern "C" fn opendir_impl(path: *const c_char, site: u64) -> *mut libc::DIR {
 }
 with_site!(opendir => opendir_impl, "rsi");
 
-/// closedir closes the descriptor and frees the DIR (nested in it).
-extern "C" fn closedir_impl(d: *mut libc::DIR, site: u64) -> c_int {
+/// Closes `fd` through `op`, a library call that also frees its stream
+/// (nested in it): fclose, closedir.
+fn closing_stream(fd: c_int, site: u64, op: impl FnOnce() -> c_int) -> c_int {
     events::log_after_nested_call(
         EventKind::DescriptorClose,
         pseudo::DESCRIPTORS,
         0,
         site,
-        // SAFETY: forwarding.
-        || Outcome::of(|| unsafe { real::closedir(d) }),
+        || {
+            crate::input::forget(fd);
+            Outcome::of(op)
+        },
         number,
     )
     .give()
+}
+
+/// closedir closes the descriptor and frees the DIR (nested in it).
+extern "C" fn closedir_impl(d: *mut libc::DIR, site: u64) -> c_int {
+    let fd = if d.is_null() {
+        -1
+    } else {
+        // SAFETY: the program's open DIR, about to be closed.
+        unsafe { libc::dirfd(d) }
+    };
+    // SAFETY: forwarding.
+    closing_stream(fd, site, || unsafe { real::closedir(d) })
 }
 with_site!(closedir => closedir_impl, "rsi");
 
@@ -453,15 +468,13 @@ with_site!(close => close_impl, "rsi");
 
 /// fclose closes the descriptor and frees the FILE (nested in it).
 extern "C" fn fclose_impl(f: *mut FILE, site: u64) -> c_int {
-    events::log_after_nested_call(
-        EventKind::DescriptorClose,
-        pseudo::DESCRIPTORS,
-        0,
-        site,
-        // SAFETY: forwarding.
-        || Outcome::of(|| unsafe { real::fclose(f) }),
-        number,
-    )
-    .give()
+    let fd = if f.is_null() {
+        -1
+    } else {
+        // SAFETY: the program's open FILE, about to be closed.
+        unsafe { libc::fileno(f) }
+    };
+    // SAFETY: forwarding.
+    closing_stream(fd, site, || unsafe { real::fclose(f) })
 }
 with_site!(fclose => fclose_impl, "rsi");
