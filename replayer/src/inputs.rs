@@ -50,6 +50,14 @@ pub fn changed_inputs(trace: &TraceDir, cwd: &Path) -> Result<Vec<String>, Repla
         .into_iter()
         .filter_map(|(path, recorded)| {
             let (size, mtime) = recorded?;
+            // Pseudo files name something else in this process (the
+            // runtime does not list them; older lists might).
+            if ["/proc/", "/sys/", "/dev/"]
+                .iter()
+                .any(|p| path.as_os_str().as_bytes().starts_with(p.as_bytes()))
+            {
+                return None;
+            }
             let full = cwd.join(&path);
             let why = match std::fs::metadata(&full) {
                 Err(_) => "gone".to_string(),
