@@ -457,6 +457,16 @@ fn changed_input_files_are_reported_before_replay() {
     assert!(!stderr.contains("out.txt"), "{}", describe("replay", &out));
 }
 
+/// A use-after-free race: how many reads of a node's first field see its
+/// value before another thread frees it is decided by the interleaving;
+/// the free is a write of that word (the allocator's free-list link), so
+/// replay orders the reads against it (before, most replays diverged or
+/// printed other counts).
+#[test]
+fn use_after_free_race_replays() {
+    check_nondeterministic("replay_use_after_free", &[]);
+}
+
 /// A hundred threads, some detached: every recording finishes (thread 52's
 /// start stripe is the heap's, which pthread_create's allocation nested in
 /// the stack cache's event once locked twice) and replays in every mode.

@@ -255,6 +255,18 @@ pub(crate) fn free(p: *mut u8) -> bool {
     true
 }
 
+/// Where freeing `p` writes (the block's free-list link, its first word),
+/// if `p` is a small block of this heap; None for glibc's blocks and large
+/// ones (whose free writes nothing in the block).
+pub(crate) fn free_link(p: *mut u8) -> Option<usize> {
+    let p = p as usize;
+    if !owns(p) {
+        return None;
+    }
+    let block = block_of(p);
+    (read_word(block - HEADER) & LARGE_FLAG == 0).then_some(block)
+}
+
 /// Usable size of `p`, or None if it is not from this heap.
 pub(crate) fn usable_size(p: *mut u8) -> Option<usize> {
     let p = p as usize;

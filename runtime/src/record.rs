@@ -228,6 +228,11 @@ impl RecordThread {
         }
     }
 
+    /// Inside a real call that keeps an event's stripe (see [`Self::nested`]).
+    pub(crate) fn is_nested(&self) -> bool {
+        self.nest_depth.get() > 0
+    }
+
     /// Runs a real call during which the thread keeps an event's stripe:
     /// events inside it (an allocation) nest instead of releasing it.
     pub(crate) fn nested<R>(&self, op: impl FnOnce() -> R) -> R {

@@ -26,6 +26,7 @@ use rr_lite_trace::state::{Divergence, ThreadStatus};
 pub(crate) use outputs::drain_outputs;
 
 use crate::mode::{self, Mode};
+use crate::record::Acquired;
 use crate::replay::{self, DivergenceDetail};
 use crate::stripes::StripeSet;
 use crate::thread::ThreadState;
@@ -568,6 +569,64 @@ pub(crate) fn log_after_copy<R>(
             finish_previous(t, mode);
         });
         result
+    })
+}
+
+/// free() of a block of the runtime's heap: the allocator writes the
+/// block's first word (`link`, its free-list link) inside the real call, so
+/// besides its allocator event the call is a write there, both held across
+/// it (record) and waited for before it (replay), like memcpy's ranges: a
+/// racy read of freed memory is ordered against the free.
+pub(crate) fn log_free(link: u64, freed: u64, site: u64, op: impl FnOnce()) {
+    let Some(mode) = with_tracked(|_, mode| mode) else {
+        return op();
+    };
+    let heap = rr_lite_trace::pseudo::HEAP;
+    let link_bytes = 8;
+    on_tracked_thread(|t| {
+        if mode != Mode::Record {
+            let point = busy(t, || {
+                replay::publish_pending(&t.replay);
+                replay::count(&t.replay, EventKind::Write, link, site);
+                replay::count(&t.replay, EventKind::Free, heap, site)
+            });
+            replay::guarded(&t.replay, op);
+            check_result(
+                t,
+                EventKind::Free,
+                heap,
+                site,
+                recorded_payload(point),
+                freed,
+            );
+            busy(t, || replay::publish_pending(&t.replay));
+            return;
+        }
+        // Inside a call that keeps its own stripe (glibc freeing inside
+        // pthread_join or fclose), both nest on it; else they become the
+        // thread's held set.
+        let acquired = busy(t, || {
+            if t.record.is_nested() {
+                [
+                    t.record.acquire(link, link_bytes),
+                    t.record.acquire(heap, 0),
+                ]
+            } else {
+                let mut set = StripeSet::for_access(link, link_bytes);
+                set.add_access(heap, 0);
+                t.record.release_held();
+                t.record.hold(set);
+                [Acquired::Nested(StripeSet::EMPTY), Acquired::Top]
+            }
+        });
+        t.record.guarded(op);
+        busy(t, || {
+            t.record.append(EventKind::Write, link, link_bytes, site, 0);
+            t.record.append(EventKind::Free, heap, 0, site, freed);
+            let [first, second] = acquired;
+            t.record.give_back(second);
+            t.record.give_back(first);
+        });
     })
 }
 

@@ -10,7 +10,7 @@ use core::ffi::{c_int, c_void};
 use libc::size_t;
 use rr_lite_trace::{EventKind, pseudo};
 
-use crate::events::log_after_call;
+use crate::events::{self, log_after_call};
 use crate::heap;
 use crate::real;
 use crate::site::with_site;
@@ -85,7 +85,10 @@ extern "C" fn free_impl(p: *mut c_void, site: u64) {
             unsafe { real::__libc_free(p) }
         }
     };
-    log_after_call(EventKind::Free, pseudo::HEAP, 0, site, op, |_| p as u64)
+    match heap::free_link(p.cast()) {
+        Some(link) => events::log_free(link as u64, p as u64, site, op),
+        None => log_after_call(EventKind::Free, pseudo::HEAP, 0, site, op, |_| p as u64),
+    }
 }
 with_site!(free => free_impl, "rsi");
 with_site!(cfree => free_impl, "rsi");
