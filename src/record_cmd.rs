@@ -39,6 +39,9 @@ pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
         args: rest.to_vec(),
         snapshot_files: args.snapshot_files,
     };
+    // Programs load the runtime from the cache: put it back if it was
+    // deleted (or replace a copy that is not this build's, or not safe).
+    rr_lite_recorder::runtime::install()?;
     if !args.quiet {
         let path = rr_lite_recorder::session::resolve_program(program)?;
         for warning in rr_lite_recorder::unmodelled_libraries(&path) {

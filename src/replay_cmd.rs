@@ -51,6 +51,8 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
         watchdog: Duration::from_millis(args.watchdog_ms),
         accept_foreign: args.accept_foreign,
     };
+    // The program loads the runtime from the cache: restore it if deleted.
+    rr_lite_recorder::runtime::install()?;
     warn_about_changed_inputs(&trace)?;
     let outcome = replay(&trace, &options)?;
     let mut symbols = symbolizer(&trace)?;

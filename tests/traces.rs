@@ -108,3 +108,96 @@ fn one_word_wrappers_build_instrumented_programs() {
         describe("rr-lite-cc", &none)
     );
 }
+
+/// Traces are private whatever the umask (directories 0700, files 0600),
+/// the runtime cache is restored when deleted and refused when others can
+/// write it, and a tampered library in it is replaced.
+#[test]
+fn traces_and_the_runtime_cache_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempdir();
+    let cache = tmp.path().join("runtime");
+    let exe = tmp.path().join("prog");
+    let trace = tmp.path().join("trace");
+    let rr = |args: &[&std::ffi::OsStr]| {
+        let mut cmd = common::rr_command();
+        cmd.env("RR_LITE_RUNTIME_DIR", &cache).args(args);
+        cmd.output().unwrap()
+    };
+    let src = common::c_dir().join("accounts.c");
+    let out = rr(&[
+        "cc".as_ref(),
+        "-O1".as_ref(),
+        "-pthread".as_ref(),
+        src.as_os_str(),
+        "-o".as_ref(),
+        exe.as_os_str(),
+    ]);
+    assert!(out.status.success(), "{}", common::describe("cc", &out));
+    // Record under umask 000.
+    let out = std::process::Command::new("sh")
+        .envs(
+            common::rr_command()
+                .get_envs()
+                .filter_map(|(k, v)| Some((k, v?))),
+        )
+        .env("RR_LITE_RUNTIME_DIR", &cache)
+        .arg("-c")
+        .arg(r#"umask 000; exec "$0" record -o "$1" "$2""#)
+        .arg(common::rr_lite())
+        .arg(&trace)
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::describe("record", &out));
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&trace), 0o700);
+    for entry in std::fs::read_dir(&trace).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            assert_eq!(
+                mode(&path) & 0o077,
+                0,
+                "{} is {:o}",
+                path.display(),
+                mode(&path)
+            );
+        }
+    }
+    let replay = || rr(&["replay".as_ref(), trace.as_os_str()]);
+    std::fs::remove_dir_all(&cache).unwrap();
+    let out = replay();
+    assert!(
+        out.status.success(),
+        "{}",
+        common::describe("replay without cache", &out)
+    );
+    let lib = cache.join("librr_lite_rt.so");
+    let good = std::fs::read(&lib).unwrap();
+    let mut bad = good.clone();
+    bad[100] ^= 0xff;
+    std::fs::write(&lib, &bad).unwrap();
+    let out = replay();
+    assert!(
+        out.status.success(),
+        "{}",
+        common::describe("replay, tampered library", &out)
+    );
+    assert!(
+        std::fs::read(&lib).unwrap() == good,
+        "the tampered library was kept"
+    );
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = replay();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        common::describe("replay", &out)
+    );
+    assert!(
+        common::text(&out.stderr).contains("writable by nobody else"),
+        "{}",
+        common::describe("replay, world-writable cache", &out)
+    );
+}

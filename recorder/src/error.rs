@@ -23,6 +23,17 @@ pub enum RecordError {
          other bytes); change it for the recording"
     )]
     NotUtf8 { what: &'static str, value: String },
+    #[error(
+        "{}: the runtime cache belongs to uid {owner} with mode {mode:o}: programs load \
+         rr-lite's runtime from there, so it must be yours and writable by nobody else \
+         (remove it, or set RR_LITE_RUNTIME_DIR)",
+        path.display()
+    )]
+    UnsafeRuntimeDir {
+        path: PathBuf,
+        owner: u32,
+        mode: u32,
+    },
     #[error("{}: trace directory already exists and is not empty", path.display())]
     TraceDirExists { path: PathBuf },
     /// Starting or waiting for the recorded program.

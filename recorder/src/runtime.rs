@@ -2,6 +2,9 @@
 //! directory named after its content hash, next to a `libtsan.so` linker
 //! script that points at it (see `toolchain` for why).
 
+use std::fs::{DirBuilder, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::RecordError;
@@ -29,14 +32,24 @@ pub fn runtime_dir() -> PathBuf {
     cache.join("rr-lite").join(format!("runtime-{HASH}"))
 }
 
-/// Installs the runtime (if this exact build is not there yet) and returns
-/// its directory.
+/// Installs the runtime (if this exact build is not there yet, or the
+/// installed copy is not trustworthy) and returns its directory.
+///
+/// Every instrumented binary loads the library from there through its
+/// rpath, so a copy someone else could write is code injection: the
+/// directory must be the user's and writable by nobody else (else an
+/// error), and the library the user's, not writable by group or others,
+/// with exactly this build's bytes (else it is written again).
 pub fn install() -> Result<PathBuf, RecordError> {
     let dir = runtime_dir();
+    DirBuilder::new()
+        .recursive(true)
+        .mode(0o755)
+        .create(&dir)
+        .map_err(RecordError::io("create", &dir))?;
+    check_private(&dir)?;
     let lib = dir.join(LIBRARY);
-    let up_to_date = std::fs::metadata(&lib).is_ok_and(|m| m.len() == RUNTIME.len() as u64);
-    if !up_to_date {
-        std::fs::create_dir_all(&dir).map_err(RecordError::io("create", &dir))?;
+    if !is_trusted_copy(&lib, RUNTIME) {
         write_atomically(&lib, RUNTIME)?;
     }
     let script = dir.join("libtsan.so");
@@ -44,16 +57,53 @@ pub fn install() -> Result<PathBuf, RecordError> {
         "/* rr-lite: -ltsan means the rr-lite runtime */\nINPUT({})\n",
         lib.display()
     );
-    if std::fs::read_to_string(&script).ok().as_deref() != Some(text.as_str()) {
+    if !is_trusted_copy(&script, text.as_bytes()) {
         write_atomically(&script, text.as_bytes())?;
     }
     Ok(dir)
 }
 
+/// The directory belongs to this user and nobody else can write into it.
+fn check_private(dir: &Path) -> Result<(), RecordError> {
+    let meta = std::fs::metadata(dir).map_err(RecordError::io("read", dir))?;
+    let me = std::fs::metadata("/proc/self").map_or(meta.uid(), |m| m.uid());
+    if meta.uid() != me || meta.mode() & 0o022 != 0 {
+        return Err(RecordError::UnsafeRuntimeDir {
+            path: dir.to_path_buf(),
+            owner: meta.uid(),
+            mode: meta.mode() & 0o7777,
+        });
+    }
+    Ok(())
+}
+
+/// `path` holds exactly `bytes`, belongs to this user and only they can
+/// write it.
+fn is_trusted_copy(path: &Path, bytes: &[u8]) -> bool {
+    let me = std::fs::metadata("/proc/self").map(|m| m.uid()).ok();
+    std::fs::symlink_metadata(path).is_ok_and(|m| {
+        m.is_file()
+            && Some(m.uid()) == me
+            && m.mode() & 0o022 == 0
+            && m.len() == bytes.len() as u64
+            && std::fs::read(path).is_ok_and(|b| b == bytes)
+    })
+}
+
 /// Writes via a temporary file and a rename, so that concurrent compiler
-/// invocations (make -j) never see a half-written library.
+/// invocations (make -j) never see a half-written library. The file is
+/// 0644 whatever the umask (readable, so that programs can load it).
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), RecordError> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(RecordError::io("write", &tmp))?;
+    let _ = std::fs::remove_file(&tmp);
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(&tmp)
+        .map_err(RecordError::io("create", &tmp))?;
+    file.write_all(bytes)
+        .map_err(RecordError::io("write", &tmp))?;
+    drop(file);
     std::fs::rename(&tmp, path).map_err(RecordError::io("move into place", path))
 }

@@ -87,7 +87,7 @@ fn program_name(program: &Path) -> String {
 /// else `<base>/<prog>-<n>` with the first free n.
 fn create_trace_dir(output: Option<&Path>, program: &Path) -> Result<PathBuf, RecordError> {
     if let Some(dir) = output {
-        std::fs::create_dir_all(dir).map_err(RecordError::io("create", dir))?;
+        rr_lite_trace::private::create_dir_all(dir).map_err(RecordError::io("create", dir))?;
         let mut entries = std::fs::read_dir(dir).map_err(RecordError::io("list", dir))?;
         if entries.next().is_some() {
             return Err(RecordError::TraceDirExists {
@@ -97,11 +97,11 @@ fn create_trace_dir(output: Option<&Path>, program: &Path) -> Result<PathBuf, Re
         return std::fs::canonicalize(dir).map_err(RecordError::io("resolve", dir));
     }
     let base = default_base_dir();
-    std::fs::create_dir_all(&base).map_err(RecordError::io("create", &base))?;
+    rr_lite_trace::private::create_dir_all(&base).map_err(RecordError::io("create", &base))?;
     let name = program_name(program);
     for n in 0.. {
         let dir = base.join(format!("{name}-{n}"));
-        match std::fs::create_dir(&dir) {
+        match rr_lite_trace::private::create_dir(&dir) {
             Ok(()) => return std::fs::canonicalize(&dir).map_err(RecordError::io("resolve", dir)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(RecordError::io("create", dir)(e)),
@@ -179,7 +179,7 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
     check_utf8(options, &program)?;
     let dir = create_trace_dir(options.output.as_deref(), &program)?;
     let incomplete = dir.join(INCOMPLETE_FILE);
-    std::fs::write(&incomplete, format!("{FORMAT_VERSION}\n"))
+    rr_lite_trace::private::write(&incomplete, format!("{FORMAT_VERSION}\n"))
         .map_err(RecordError::io("write", &incomplete))?;
 
     let cwd = std::env::current_dir().map_err(RecordError::io("resolve", "."))?;
@@ -203,8 +203,8 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
     let started = SystemTime::now();
     let clock = Instant::now();
     let stdin_path = dir.join(STDIN_FILE);
-    let stdin =
-        std::fs::File::create(&stdin_path).map_err(RecordError::io("create", &stdin_path))?;
+    let stdin = rr_lite_trace::private::create(&stdin_path)
+        .map_err(RecordError::io("create", &stdin_path))?;
     let exit_status = supervise(
         &mut cmd,
         &program,
@@ -300,7 +300,7 @@ fn finalise(dir: &Path, facts: FinalFacts) -> Result<TraceHeader, RecordError> {
     };
     header.write(&dir.join(HEADER_FILE))?;
     let version = dir.join(VERSION_FILE);
-    std::fs::write(&version, format!("{FORMAT_VERSION}\n"))
+    rr_lite_trace::private::write(&version, format!("{FORMAT_VERSION}\n"))
         .map_err(RecordError::io("write", &version))?;
     let incomplete = dir.join(INCOMPLETE_FILE);
     std::fs::remove_file(&incomplete).map_err(RecordError::io("remove", &incomplete))?;
@@ -330,7 +330,7 @@ fn program_id(program: &Path) -> String {
 /// over the old one).
 fn update_latest(dir: &Path) -> Result<(), RecordError> {
     let base = default_base_dir();
-    std::fs::create_dir_all(&base).map_err(RecordError::io("create", &base))?;
+    rr_lite_trace::private::create_dir_all(&base).map_err(RecordError::io("create", &base))?;
     let link = base.join(LATEST_LINK);
     let tmp = base.join(format!(".{LATEST_LINK}.{}", std::process::id()));
     let _ = std::fs::remove_file(&tmp);

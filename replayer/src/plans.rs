@@ -57,7 +57,7 @@ pub fn ensure_plans(
     }
     let tmp = home.join(format!("{}.tmp{}", variant.dir_name(), std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).map_err(ReplayError::io("create", &tmp))?;
+    rr_lite_trace::private::create_dir_all(&tmp).map_err(ReplayError::io("create", &tmp))?;
     let built = match variant {
         PlanVariant::Sequential => build_sequential(trace, &tmp),
         PlanVariant::Parallel => build_parallel(trace, &tmp, false).map(drop),
@@ -67,7 +67,7 @@ pub fn ensure_plans(
         let _ = std::fs::remove_dir_all(&tmp);
         return Err(e);
     }
-    std::fs::write(tmp.join(COMPLETE_FILE), "")
+    rr_lite_trace::private::write(&tmp.join(COMPLETE_FILE), "")
         .map_err(ReplayError::io("write", tmp.join(COMPLETE_FILE)))?;
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::rename(&tmp, &dir).map_err(ReplayError::io("move into place", &dir))?;
@@ -85,7 +85,7 @@ fn is_fresh(dir: &Path, source: Option<&Path>) -> bool {
 
 fn create_writer(dir: &Path, thread: u32, mode: PlanMode) -> Result<Writer, ReplayError> {
     let path = dir.join(plan_name(thread));
-    let file = File::create(&path).map_err(ReplayError::io("create", &path))?;
+    let file = rr_lite_trace::private::create(&path).map_err(ReplayError::io("create", &path))?;
     PlanWriter::new(BufWriter::new(file), thread, mode).map_err(ReplayError::io("write", path))
 }
 

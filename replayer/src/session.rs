@@ -233,7 +233,7 @@ fn new_session_id() -> String {
 
 /// Writes the zeroed state file the runtime maps.
 fn create_state(path: &Path, entries: &[u64], variant: PlanVariant) -> Result<(), ReplayError> {
-    std::fs::write(path, new_state_file(entries, variant as u32))
+    rr_lite_trace::private::write(path, new_state_file(entries, variant as u32))
         .map_err(ReplayError::io("write", path))
 }
 
@@ -284,7 +284,8 @@ pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome
     check_trust(trace, header, options.accept_foreign)?;
     let session = new_session_id();
     let session_dir = SessionDir(trace.path().join(session_dir_name(&session)));
-    std::fs::create_dir_all(&session_dir.0).map_err(ReplayError::io("create", &session_dir.0))?;
+    rr_lite_trace::private::create_dir_all(&session_dir.0)
+        .map_err(ReplayError::io("create", &session_dir.0))?;
     ensure_plans(trace, options.variant, &session_dir.0)?;
     let state_path = session_dir.0.join(STATE_FILE);
     create_state(&state_path, &header.entries, options.variant)?;

@@ -212,7 +212,8 @@ pub(crate) fn create_in_dir(dir: &[u8], name: &[u8]) -> i32 {
     )
 }
 
-/// Opens the NUL-terminated `path` (a new file gets mode 0644). Returns the
+/// Opens the NUL-terminated `path` (a new file gets mode 0600: traces are
+/// private, see `rr_lite_trace::private`). Returns the
 /// descriptor or -1. The raw system call: the runtime's own files are not
 /// the program's descriptor events. Call inside `descriptors::locked`.
 pub(crate) fn open_raw(path: &[u8], flags: i32) -> i32 {
@@ -225,7 +226,7 @@ pub(crate) fn open_raw(path: &[u8], flags: i32) -> i32 {
             libc::AT_FDCWD,
             path.as_ptr(),
             flags,
-            0o644,
+            0o600,
         ) as i32
     }
 }

@@ -126,14 +126,15 @@ pub fn write_split(trace: &Path, logs: &[ThreadLog], stats: &SplitStats) -> Resu
         }
     }
     let result = (|| {
-        std::fs::create_dir(&tmp).map_err(SplitError::io("create", &tmp))?;
+        rr_lite_trace::private::create_dir(&tmp).map_err(SplitError::io("create", &tmp))?;
         for log in logs {
             log.write(&tmp.join(replay_log_name(log.thread)))?;
         }
         let stats_path = tmp.join(replay_log::STATS_FILE);
         let json = serde_json::to_vec_pretty(stats)
             .map_err(|e| SplitError::io("write", &stats_path)(e.into()))?;
-        std::fs::write(&stats_path, json).map_err(SplitError::io("write", &stats_path))?;
+        rr_lite_trace::private::write(&stats_path, json)
+            .map_err(SplitError::io("write", &stats_path))?;
         if dst.exists() {
             std::fs::rename(&dst, &old).map_err(SplitError::io("move aside", &dst))?;
         }

@@ -4,7 +4,6 @@
 //! writer and reader. The reader never panics on bad bytes: every error names
 //! the file and the byte offset.
 
-use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -79,7 +78,8 @@ impl ThreadLog {
 
     /// Writes the log to `path` and flushes it to disk.
     pub fn write(&self, path: &Path) -> Result<()> {
-        let mut file = File::create(path).map_err(SplitError::io("create", path))?;
+        let mut file =
+            rr_lite_trace::private::create(path).map_err(SplitError::io("create", path))?;
         file.write_all(&self.encode())
             .map_err(SplitError::io("write", path))?;
         file.sync_all().map_err(SplitError::io("write", path))

@@ -10,6 +10,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::codec::FORMAT_VERSION;
@@ -119,6 +120,7 @@ impl TraceDir {
             .create(true)
             .truncate(false)
             .write(true)
+            .mode(crate::private::FILE_MODE)
             .open(&path)
             .map_err(TraceError::io("create", &path))?;
         file.lock().map_err(TraceError::io("lock", &path))?;

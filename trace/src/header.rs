@@ -122,7 +122,7 @@ impl TraceHeader {
             path: path.to_path_buf(),
             what: e.to_string(),
         })?;
-        std::fs::write(&tmp, text + "\n").map_err(TraceError::io("write", &tmp))?;
+        crate::private::write(&tmp, text + "\n").map_err(TraceError::io("write", &tmp))?;
         std::fs::rename(&tmp, path).map_err(TraceError::io("move into place", path))
     }
 }

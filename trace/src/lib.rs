@@ -15,6 +15,7 @@ pub mod event;
 pub mod header;
 pub mod identity;
 pub mod plan;
+pub mod private;
 pub mod reader;
 pub mod state;
 
