@@ -24,6 +24,8 @@ struct Summary {
     complete: bool,
     program: Option<PathBuf>,
     argv: Vec<String>,
+    /// Environment variables stored as placeholders (secret-looking names).
+    masked_env: Vec<String>,
     ending: Option<String>,
     exit_status: Option<i32>,
     threads: u32,
@@ -58,6 +60,7 @@ fn summarise(trace: &TraceDir) -> anyhow::Result<Summary> {
         complete: trace.is_complete(),
         program: header.map(|h| h.program.clone()),
         argv: header.map(|h| h.argv.clone()).unwrap_or_default(),
+        masked_env: header.map(|h| h.masked_env.clone()).unwrap_or_default(),
         ending: header.map(|h| describe_ending(h.ending)),
         exit_status: header.map(|h| h.ending.shell_status()),
         threads: trace.threads(),
@@ -93,6 +96,12 @@ pub fn run(args: InfoArgs) -> anyhow::Result<i32> {
         or_unknown(s.program.map(|p| p.display().to_string()))
     );
     println!("argv:         {}", s.argv.join(" "));
+    if !s.masked_env.is_empty() {
+        println!(
+            "masked env:   {} (values stored as *; record --keep-env keeps them)",
+            s.masked_env.join(", ")
+        );
+    }
     println!("ended:        {}", or_unknown(s.ending));
     if let Some(w) = s.wall_time_s {
         println!("wall time:    {w:.3} s");

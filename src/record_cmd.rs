@@ -21,6 +21,13 @@ pub struct RecordArgs {
     /// reads files live.
     #[arg(long)]
     snapshot_files: bool,
+    /// Store the whole environment as it is in the trace. By default the values of
+    /// variables whose names look secret (KEY, TOKEN, SECRET, PASSWORD, PASSWD,
+    /// CREDENTIAL; or the comma-separated fragments in RR_LITE_SECRET_PATTERNS) are
+    /// stored as `*`s of the same length: the program still sees the real values, replay
+    /// gets the placeholders.
+    #[arg(long)]
+    keep_env: bool,
     /// The program (built with `rr-lite cc`) and its arguments.
     #[arg(
         required = true,
@@ -38,6 +45,7 @@ pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
         program: program.clone(),
         args: rest.to_vec(),
         snapshot_files: args.snapshot_files,
+        keep_env: args.keep_env,
     };
     // Programs load the runtime from the cache: put it back if it was
     // deleted (or replace a copy that is not this build's, or not safe).

@@ -201,3 +201,35 @@ fn traces_and_the_runtime_cache_are_private() {
         common::describe("replay, world-writable cache", &out)
     );
 }
+
+/// Secret-looking environment values are not stored (same-length `*`s, so
+/// replay still works), `info` names them, and `--keep-env` keeps them.
+#[test]
+fn secret_looking_environment_values_are_masked() {
+    let exe = build("accounts");
+    let tmp = tempdir();
+    let secret = "s3cr3t-value-123";
+    for (n, keep) in [(0, false), (1, true)] {
+        let trace = tmp.path().join(format!("t{n}"));
+        let mut cmd = common::rr_command();
+        cmd.env("MY_API_KEY", secret).arg("record");
+        if keep {
+            cmd.arg("--keep-env");
+        }
+        let out = cmd.arg("-o").arg(&trace).arg(&exe).output().unwrap();
+        assert!(out.status.success(), "{}", describe("record", &out));
+        let header = std::fs::read_to_string(trace.join("header.json")).unwrap();
+        assert_eq!(header.contains(secret), keep, "{header}");
+        if !keep {
+            assert!(header.contains(&"*".repeat(secret.len())), "{header}");
+            let info = common::rr(["info".as_ref(), trace.as_os_str()]);
+            assert!(
+                text(&info.stdout).contains("masked env:   MY_API_KEY"),
+                "{}",
+                describe("info", &info)
+            );
+        }
+        let replay = common::rr(["replay".as_ref(), trace.as_os_str()]);
+        assert_eq!(status_code(&replay), 0, "{}", describe("replay", &replay));
+    }
+}

@@ -44,6 +44,48 @@ pub struct RecordOptions {
     /// Copy the regular files the program opens for reading into the trace
     /// (the runtime's `snapshot` module), so replay does not need them.
     pub snapshot_files: bool,
+    /// Store every environment value as it is, secret-looking ones too.
+    pub keep_env: bool,
+}
+
+/// Comma-separated name fragments (case-insensitive) of environment
+/// variables whose values the trace does not keep; replaces the default.
+pub const SECRET_PATTERNS_ENV: &str = "RR_LITE_SECRET_PATTERNS";
+const DEFAULT_SECRET_PATTERNS: &[&str] =
+    &["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"];
+
+/// The environment as the trace stores it: values of variables whose names
+/// look secret become `*`s of the same length (the program's initial stack
+/// keeps its layout at replay), and their names.
+fn masked_environment(env: &[(String, String)]) -> (Vec<(String, String)>, Vec<String>) {
+    let patterns: Vec<String> = match std::env::var(SECRET_PATTERNS_ENV) {
+        Ok(list) => list
+            .split(',')
+            .map(|p| p.trim().to_ascii_uppercase())
+            .filter(|p| !p.is_empty())
+            .collect(),
+        Err(_) => DEFAULT_SECRET_PATTERNS
+            .iter()
+            .map(|p| p.to_string())
+            .collect(),
+    };
+    let secret = |name: &str| {
+        let upper = name.to_ascii_uppercase();
+        !upper.starts_with("RR_LITE_") && patterns.iter().any(|p| upper.contains(p.as_str()))
+    };
+    let mut masked = Vec::new();
+    let stored = env
+        .iter()
+        .map(|(k, v)| {
+            if secret(k) && !v.is_empty() {
+                masked.push(k.clone());
+                (k.clone(), "*".repeat(v.len()))
+            } else {
+                (k.clone(), v.clone())
+            }
+        })
+        .collect();
+    (stored, masked)
 }
 
 /// Environment variable that makes the runtime snapshot files (kept in
@@ -214,6 +256,11 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
     )?;
     let ending = ProgramEnding::from(exit_status);
     let wall_time_ns = clock.elapsed().as_nanos() as u64;
+    let (stored_env, masked_env) = if options.keep_env {
+        (env, Vec::new())
+    } else {
+        masked_environment(&env)
+    };
 
     let header = finalise(
         &dir,
@@ -221,7 +268,8 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
             program: program.clone(),
             argv,
             cwd,
-            env,
+            env: stored_env,
+            masked_env,
             ending,
             wall_time_ns,
             started_unix_ms: started
@@ -238,6 +286,7 @@ struct FinalFacts {
     argv: Vec<String>,
     cwd: PathBuf,
     env: Vec<(String, String)>,
+    masked_env: Vec<String>,
     ending: ProgramEnding,
     wall_time_ns: u64,
     started_unix_ms: u64,
@@ -297,6 +346,7 @@ fn finalise(dir: &Path, facts: FinalFacts) -> Result<TraceHeader, RecordError> {
         started_unix_ms: facts.started_unix_ms,
         record_granule: RECORD_GRANULE,
         problems,
+        masked_env: facts.masked_env,
     };
     header.write(&dir.join(HEADER_FILE))?;
     let version = dir.join(VERSION_FILE);
@@ -336,6 +386,29 @@ fn update_latest(dir: &Path) -> Result<(), RecordError> {
     let _ = std::fs::remove_file(&tmp);
     std::os::unix::fs::symlink(dir, &tmp).map_err(RecordError::io("create", &tmp))?;
     std::fs::rename(&tmp, &link).map_err(RecordError::io("move into place", &link))
+}
+
+#[cfg(test)]
+mod secret_tests {
+    use super::*;
+
+    #[test]
+    fn secret_looking_values_become_stars_of_the_same_length() {
+        let env = vec![
+            ("API_KEY".to_string(), "abc123".to_string()),
+            ("my_token".to_string(), "xyz".to_string()),
+            ("HOME".to_string(), "/root".to_string()),
+            ("EMPTY_SECRET".to_string(), String::new()),
+            ("RR_LITE_TRACE".to_string(), "/t".to_string()),
+        ];
+        let (stored, masked) = masked_environment(&env);
+        assert_eq!(masked, ["API_KEY", "my_token"]);
+        assert_eq!(stored[0].1, "******");
+        assert_eq!(stored[1].1, "***");
+        assert_eq!(stored[2].1, "/root");
+        assert_eq!(stored[3].1, "");
+        assert_eq!(stored[4].1, "/t");
+    }
 }
 
 #[cfg(test)]

@@ -78,6 +78,11 @@ pub struct TraceHeader {
     /// What went wrong, when `ok` is false.
     #[serde(default)]
     pub problems: Vec<String>,
+    /// Environment variables whose values `env` holds as `*` placeholders
+    /// of the same length (names that look secret; `record --keep-env`
+    /// keeps them).
+    #[serde(default)]
+    pub masked_env: Vec<String>,
 }
 
 impl TraceHeader {
