@@ -233,3 +233,34 @@ fn secret_looking_environment_values_are_masked() {
         assert_eq!(status_code(&replay), 0, "{}", describe("replay", &replay));
     }
 }
+
+/// A trace moved away from where it was recorded cannot replay (its path is
+/// part of the program's environment): a clear error naming the recorded
+/// path and exit 1, not a divergence.
+#[test]
+fn a_moved_trace_names_where_it_was_recorded() {
+    let rec = common::record(&build("accounts"), &[]);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    let moved = rec.trace.with_file_name("moved-trace");
+    std::fs::rename(&rec.trace, &moved).unwrap();
+    let out = common::rr(["replay".as_ref(), moved.as_os_str()]);
+    assert_eq!(
+        status_code(&out),
+        1,
+        "{}",
+        describe("replay of a moved trace", &out)
+    );
+    assert!(
+        text(&out.stderr).contains(&format!("recorded at {}", rec.trace.display())),
+        "{}",
+        describe("replay of a moved trace", &out)
+    );
+    std::fs::rename(&moved, &rec.trace).unwrap();
+    let out = common::rr(["replay".as_ref(), rec.trace.as_os_str()]);
+    assert_eq!(
+        status_code(&out),
+        0,
+        "{}",
+        describe("replay, moved back", &out)
+    );
+}

@@ -40,6 +40,13 @@ pub enum ReplayError {
         actual: String,
     },
     #[error(
+        "{}: the trace was recorded at {} and replays only from there (the path is part of \
+         the program's environment and addresses): move it back, or record again",
+        path.display(),
+        recorded.display()
+    )]
+    Moved { path: PathBuf, recorded: PathBuf },
+    #[error(
         "{}: the recorded environment has no {missing}, which every recording sets: the \
          header is damaged or was edited, and the program would run without the runtime",
         path.display()

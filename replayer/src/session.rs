@@ -21,6 +21,8 @@ use crate::ReplayError;
 use crate::plans::ensure_plans;
 
 const MODE_ENV: &str = "RR_LITE_MODE";
+/// Where the runtime looks for the trace (set by the recorder).
+const TRACE_ENV: &str = "RR_LITE_TRACE";
 /// How often the watchdog looks at the state file.
 const TICK: Duration = Duration::from_millis(100);
 
@@ -196,6 +198,23 @@ fn check_trust(
                 missing: needed,
             });
         }
+    }
+    // The runtime finds its plans through the recorded trace path (part of
+    // the environment, hence of the program's stack): a moved or copied
+    // trace cannot replay from its new place.
+    let recorded_dir = header
+        .env
+        .iter()
+        .find(|(k, _)| k == TRACE_ENV)
+        .map(|(_, v)| PathBuf::from(v));
+    let same_place = |recorded: &Path| {
+        std::fs::canonicalize(recorded).ok() == std::fs::canonicalize(trace.path()).ok()
+    };
+    if let Some(recorded) = recorded_dir.filter(|r| !same_place(r)) {
+        return Err(ReplayError::Moved {
+            path: trace.path().to_path_buf(),
+            recorded,
+        });
     }
     let owner = |p: &Path| std::fs::metadata(p).map(|m| m.uid());
     let me = owner(Path::new("/proc/self")).map_err(ReplayError::io("read", "/proc/self"))?;
