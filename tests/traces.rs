@@ -264,3 +264,28 @@ fn a_moved_trace_names_where_it_was_recorded() {
         describe("replay, moved back", &out)
     );
 }
+
+/// A trace file replaced by a link to /dev/zero (endless) is refused at
+/// once, with its name: no command hangs or grows without bound.
+#[test]
+fn files_linked_to_endless_devices_are_refused() {
+    let rec = common::record(&build("accounts"), &[]);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    for file in ["header.json", "version", "maps"] {
+        let real = rec.trace.join(file);
+        let aside = rec.trace.join(format!("{file}.aside"));
+        std::fs::rename(&real, &aside).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &real).unwrap();
+        for command in ["dump", "replay"] {
+            let mut cmd = common::rr_command();
+            cmd.arg(command).arg(&rec.trace);
+            let out = common::output_within(&mut cmd, std::time::Duration::from_secs(30))
+                .unwrap_or_else(|e| panic!("{command} with {file} -> /dev/zero hangs: {e}"));
+            let stderr = text(&out.stderr);
+            assert_ne!(status_code(&out), 0, "{command}, {file}: {stderr}");
+            assert!(stderr.contains(file), "{command}, {file}: {stderr}");
+        }
+        std::fs::remove_file(&real).unwrap();
+        std::fs::rename(&aside, &real).unwrap();
+    }
+}

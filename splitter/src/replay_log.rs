@@ -87,7 +87,7 @@ impl ThreadLog {
 
     /// Reads the replay log at `path`.
     pub fn read(path: &Path) -> Result<ThreadLog> {
-        let bytes = std::fs::read(path).map_err(SplitError::io("read", path))?;
+        let bytes = rr_lite_trace::bounded::read(path, rr_lite_trace::bounded::SPLIT_LOG_LIMIT)?;
         ThreadLog::decode(&bytes, path)
     }
 

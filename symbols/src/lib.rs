@@ -71,6 +71,28 @@ fn parse_line(line: &str) -> Option<Option<Mapping>> {
     }))
 }
 
+/// Largest module map read.
+pub const MAPS_LIMIT: u64 = 64 << 20;
+
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind, Read};
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(Error::new(ErrorKind::InvalidData, "not a regular file"));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAPS_LIMIT + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAPS_LIMIT {
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            format!("more than the {MAPS_LIMIT} bytes a module map may have"),
+        ));
+    }
+    Ok(text)
+}
+
 impl ModuleMap {
     /// Parses a copy of `/proc/PID/maps`.
     pub fn parse(text: &str, path_for_errors: &Path) -> Result<ModuleMap, SymbolsError> {
@@ -101,9 +123,11 @@ impl ModuleMap {
         Ok(map)
     }
 
-    /// Reads a trace's `maps` file; a missing file gives an empty map.
+    /// Reads a trace's `maps` file; a missing file gives an empty map. Only
+    /// a regular file of at most [`MAPS_LIMIT`] bytes is read (a trace may
+    /// come from someone else: a link to `/dev/zero` would never end).
     pub fn read(path: &Path) -> Result<ModuleMap, SymbolsError> {
-        match std::fs::read_to_string(path) {
+        match read_bounded(path) {
             Ok(text) => ModuleMap::parse(&text, path),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ModuleMap::default()),
             Err(source) => Err(SymbolsError::Io {

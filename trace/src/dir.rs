@@ -192,7 +192,7 @@ impl TraceDir {
                 })
             };
         };
-        let text = std::fs::read_to_string(&version).map_err(TraceError::io("read", &version))?;
+        let text = crate::bounded::read_to_string(&version, crate::bounded::VERSION_LIMIT)?;
         let found: u64 = text.trim().parse().map_err(|_| TraceError::Corrupt {
             path: version.clone(),
             offset: 0,

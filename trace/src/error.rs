@@ -46,6 +46,10 @@ pub enum TraceError {
         offset: u64,
         what: String,
     },
+    /// A file of the trace that cannot be what the format says it is
+    /// (a device, a link to one, too large).
+    #[error("{}: {what}", path.display())]
+    BadFile { path: PathBuf, what: String },
     #[error("{}: bad trace header: {what}", path.display())]
     BadHeader { path: PathBuf, what: String },
     #[error("{}: thread log missing (the trace has {threads} threads)", path.display())]

@@ -87,7 +87,7 @@ pub struct TraceHeader {
 
 impl TraceHeader {
     pub fn read(path: &Path) -> Result<TraceHeader> {
-        let text = std::fs::read_to_string(path).map_err(TraceError::io("read", path))?;
+        let text = crate::bounded::read_to_string(path, crate::bounded::HEADER_LIMIT)?;
         let bad = |what: String| TraceError::BadHeader {
             path: path.to_path_buf(),
             what,

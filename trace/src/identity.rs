@@ -8,10 +8,14 @@ use object::Object;
 
 use crate::TraceError;
 
+/// Largest executable whose identity is computed (its bytes are hashed
+/// whole when it has no build-id).
+const PROGRAM_LIMIT: u64 = 4 << 30;
+
 /// The identity of the executable at `path`: `build-id:<hex>` or
 /// `fnv1a:<hex>` of its contents.
 pub fn program_id(path: &Path) -> Result<String, TraceError> {
-    let bytes = std::fs::read(path).map_err(TraceError::io("read", path))?;
+    let bytes = crate::bounded::read(path, PROGRAM_LIMIT)?;
     Ok(program_id_of(&bytes))
 }
 

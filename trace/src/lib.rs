@@ -8,6 +8,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod bounded;
 pub mod codec;
 pub mod dir;
 pub mod error;
