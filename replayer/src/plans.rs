@@ -52,16 +52,18 @@ pub fn ensure_plans(
     if !split_stamp.exists() {
         rr_lite_splitter::split_trace(trace, &SplitOptions::default(), &NoProgress)?;
     }
-    if is_fresh(&dir, Some(split_stamp.as_path())) {
+    if is_fresh(&dir, Some(split_stamp.as_path())) && plans_verify(trace, &dir) {
         return Ok(dir);
     }
     let tmp = home.join(format!("{}.tmp{}", variant.dir_name(), std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    rr_lite_trace::private::create_dir_all(&tmp).map_err(ReplayError::io("create", &tmp))?;
-    let built = match variant {
-        PlanVariant::Sequential => build_sequential(trace, &tmp),
-        PlanVariant::Parallel => build_parallel(trace, &tmp, false).map(drop),
-        PlanVariant::Verify => build_parallel(trace, &tmp, true).map(drop),
+    let built = match build_into(trace, variant, &tmp) {
+        // A damaged split log (its checksum failed): the split is derived
+        // from the trace too, so it is made again, once.
+        Err(ReplayError::Split(_)) => {
+            rr_lite_splitter::split_trace(trace, &SplitOptions::default(), &NoProgress)?;
+            build_into(trace, variant, &tmp)
+        }
+        other => other,
     };
     if let Err(e) = built {
         let _ = std::fs::remove_dir_all(&tmp);
@@ -72,6 +74,37 @@ pub fn ensure_plans(
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::rename(&tmp, &dir).map_err(ReplayError::io("move into place", &dir))?;
     Ok(dir)
+}
+
+/// Builds the plans of `variant` into `tmp` (made anew).
+fn build_into(trace: &TraceDir, variant: PlanVariant, tmp: &Path) -> Result<(), ReplayError> {
+    let _ = std::fs::remove_dir_all(tmp);
+    rr_lite_trace::private::create_dir_all(tmp).map_err(ReplayError::io("create", tmp))?;
+    match variant {
+        PlanVariant::Sequential => build_sequential(trace, tmp),
+        PlanVariant::Parallel => build_parallel(trace, tmp, false).map(drop),
+        PlanVariant::Verify => build_parallel(trace, tmp, true).map(drop),
+    }
+}
+
+/// Every thread's plan in `dir` is whole (its checksum matches) and is that
+/// thread's, for the number of events the trace has: the runtime trusts
+/// the plans it maps, and a damaged one would leave the replay waiting for
+/// events that never come. A plan that fails is rebuilt, not reported:
+/// plans are derived from the trace.
+fn plans_verify(trace: &TraceDir, dir: &Path) -> bool {
+    /// Largest plan file read back to check it.
+    const PLAN_LIMIT: u64 = 1 << 36;
+    let Some(header) = trace.header() else {
+        return false;
+    };
+    (0..trace.threads()).all(|t| {
+        let Some(&accesses) = header.entries.get(t as usize) else {
+            return false;
+        };
+        rr_lite_trace::bounded::read(&dir.join(plan_name(t)), PLAN_LIMIT)
+            .is_ok_and(|bytes| rr_lite_trace::plan::verify_plan(&bytes, t, accesses).is_ok())
+    })
 }
 
 /// Plans exist, are complete, and are newer than the split they came from.

@@ -240,6 +240,13 @@ pub(crate) fn register_thread(mode: Mode, id: u32, parent: u32) {
         } else {
             match crate::replay::load_plan(id) {
                 Some(plan) => crate::replay::start_thread(&t.replay, id, plan),
+                // The main thread always has a plan: without it (a damaged
+                // or missing file), stop rather than wait for nothing.
+                None if id == crate::thread::MAIN_THREAD => {
+                    sys::warn(&[b"cannot load the main thread's replay plan: stopping"]);
+                    // SAFETY: ends the process at once; nothing has run yet.
+                    unsafe { libc::_exit(rr_lite_trace::plan::DIVERGENCE_STATUS) };
+                }
                 // Created in the recording (its creator's plan had the id)
                 // but the process ended before it logged anything: it never
                 // runs the program's code here either.

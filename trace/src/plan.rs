@@ -251,6 +251,8 @@ pub struct PlanWriter<W: std::io::Write + std::io::Seek> {
     points: u64,
     last_index: Option<u64>,
     waits: Vec<(u32, u64)>,
+    /// FNV-1a of everything after the header, as written.
+    checksum: u64,
 }
 
 impl<W: std::io::Write + std::io::Seek> PlanWriter<W> {
@@ -263,6 +265,7 @@ impl<W: std::io::Write + std::io::Seek> PlanWriter<W> {
             points: 0,
             last_index: None,
             waits: Vec::new(),
+            checksum: crate::codec::checksum::FNV1A_START,
         })
     }
 
@@ -284,14 +287,19 @@ impl<W: std::io::Write + std::io::Seek> PlanWriter<W> {
         };
         self.waits.extend_from_slice(&p.waits);
         self.points += 1;
-        self.out.write_all(&record.to_bytes())
+        self.write_body(&record.to_bytes())
+    }
+
+    fn write_body(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.checksum = crate::codec::checksum::fnv1a_more(self.checksum, bytes);
+        self.out.write_all(bytes)
     }
 
     /// Writes the waits and the header; returns the output.
     pub fn finish(mut self, accesses: u64, access_hash: u64) -> std::io::Result<W> {
-        for &(thread, index) in &self.waits {
-            self.out
-                .write_all(&WaitRecord::new(thread, index).to_bytes())?;
+        let waits = self.waits.len() as u64;
+        for (thread, index) in std::mem::take(&mut self.waits) {
+            self.write_body(&WaitRecord::new(thread, index).to_bytes())?;
         }
         let mut h = [0u8; PLAN_HEADER_LEN];
         h[0..8].copy_from_slice(&PLAN_MAGIC);
@@ -299,10 +307,11 @@ impl<W: std::io::Write + std::io::Seek> PlanWriter<W> {
         h[10..12].copy_from_slice(&(PLAN_HEADER_LEN as u16).to_le_bytes());
         h[12..16].copy_from_slice(&self.thread.to_le_bytes());
         h[16..24].copy_from_slice(&self.points.to_le_bytes());
-        h[24..32].copy_from_slice(&(self.waits.len() as u64).to_le_bytes());
+        h[24..32].copy_from_slice(&waits.to_le_bytes());
         h[32..40].copy_from_slice(&accesses.to_le_bytes());
         h[40..48].copy_from_slice(&access_hash.to_le_bytes());
         h[48] = self.mode as u8;
+        h[56..64].copy_from_slice(&self.checksum.to_le_bytes());
         self.out.seek(std::io::SeekFrom::Start(0))?;
         self.out.write_all(&h)?;
         self.out.seek(std::io::SeekFrom::End(0))?;
@@ -367,9 +376,57 @@ pub fn check_plan(bytes: &[u8]) -> Result<PlanHeader, &'static str> {
     Ok(header)
 }
 
+/// [`check_plan`] plus what only the replayer checks before the program
+/// starts: the checksum over points and waits, and that the plan is thread
+/// `thread`'s with `accesses` events (the trace header's count).
+pub fn verify_plan(bytes: &[u8], thread: u32, accesses: u64) -> Result<PlanHeader, String> {
+    let header = check_plan(bytes)?;
+    let mut stored = [0u8; 8];
+    stored.copy_from_slice(&bytes[56..64]);
+    let checksum = crate::codec::checksum::fnv1a(&bytes[PLAN_HEADER_LEN..]);
+    if u64::from_le_bytes(stored) != checksum {
+        return Err("checksum does not match the contents".into());
+    }
+    if header.thread != thread {
+        return Err(format!(
+            "plan of thread {} in thread {thread}'s file",
+            header.thread
+        ));
+    }
+    if header.accesses != accesses {
+        return Err(format!(
+            "{} events, the trace has {accesses} for this thread",
+            header.accesses
+        ));
+    }
+    Ok(header)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_verifies_and_any_flipped_byte_is_caught() {
+        let point = PlanPoint {
+            index: 3,
+            seq: u64::MAX,
+            addr: 0x10,
+            payload: 7,
+            kind: EventKind::MutexLock as u8,
+            flags: flags::CHECK,
+            waits: vec![(1, 5)],
+        };
+        let plan = encode_plan(2, PlanMode::Parallel, 9, 0xabc, &[point]);
+        assert!(verify_plan(&plan, 2, 9).is_ok());
+        assert!(verify_plan(&plan, 1, 9).is_err());
+        assert!(verify_plan(&plan, 2, 8).is_err());
+        for i in PLAN_HEADER_LEN..plan.len() {
+            let mut bad = plan.clone();
+            bad[i] ^= 0x40;
+            assert!(verify_plan(&bad, 2, 9).is_err(), "byte {i} flipped");
+        }
+    }
 
     #[test]
     fn plan_round_trips_through_check() {

@@ -4,7 +4,15 @@
 /// FNV-1a, 64 bits, byte by byte: catches flipped and shuffled bytes and
 /// costs next to nothing. Not a defence against deliberate tampering.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    fnv1a_more(FNV1A_START, bytes)
+}
+
+/// FNV-1a's starting value: [`fnv1a`] of bytes written in pieces is
+/// `fnv1a_more(fnv1a_more(FNV1A_START, a), b)`.
+pub const FNV1A_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// Continues an FNV-1a hash `h` over `bytes`.
+pub fn fnv1a_more(mut h: u64, bytes: &[u8]) -> u64 {
     for &b in bytes {
         h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
     }
