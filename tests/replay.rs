@@ -515,6 +515,22 @@ fn flip_a_byte(file: &Path) {
     std::fs::write(file, bytes).unwrap();
 }
 
+/// A recording that crashed inside a library call (trylock on a null
+/// mutex, memcpy from a null pointer), before the call's own event: replay
+/// makes the real call and crashes there too, with the recorded output
+/// (before, every replay diverged on the call's event).
+#[test]
+fn crashes_inside_library_calls_replay() {
+    let exe = build("replay_crash_in_call");
+    for how in ["trylock", "memcpy"] {
+        for _ in 0..2 {
+            let rec = record_within(&exe, &[how], LIMIT);
+            assert_eq!(rec.status, 128 + 11, "{}", rec.describe());
+            replay_all_modes(&rec);
+        }
+    }
+}
+
 /// A hundred threads, some detached: every recording finishes (thread 52's
 /// start stripe is the heap's, which pthread_create's allocation nested in
 /// the stack cache's event once locked twice) and replays in every mode.

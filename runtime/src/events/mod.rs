@@ -243,6 +243,20 @@ pub(crate) fn log_before_access(kind: EventKind, addr: u64, size: u64, site: u64
     });
 }
 
+/// Replay: the recording crashed inside the call about to be made (see
+/// `replay::crash_is_next`); waits for the crash's predecessors, so the
+/// call sees what it saw then.
+fn crashed_inside(t: &ThreadState) -> bool {
+    busy(t, || {
+        let crash = replay::crash_is_next(&t.replay);
+        if crash {
+            replay::publish_all(&t.replay);
+            replay::wait_next(&t.replay);
+        }
+        crash
+    })
+}
+
 /// An interposed call performed for real in both modes, while its event is
 /// held; logged after it with `payload(&result)`.
 #[inline]
@@ -280,6 +294,9 @@ pub(crate) fn log_after_call_or_recorded<R>(
             result
         }),
         Some(_) => on_tracked_thread(|t| {
+            if crashed_inside(t) {
+                return replay::guarded(&t.replay, op);
+            }
             let point = busy(t, || {
                 replay::publish_pending(&t.replay);
                 replay::count(&t.replay, kind, addr, site)
@@ -362,6 +379,9 @@ pub(crate) fn log_after_blocking_call<R>(
             result
         }
         Some(_) => on_tracked_thread(|t| {
+            if crashed_inside(t) {
+                return in_real_call(t, op);
+            }
             let next = busy(t, || {
                 replay::publish_all(&t.replay);
                 replay::wait_next(&t.replay)
@@ -493,6 +513,9 @@ pub(crate) fn log_after_nested_call<R>(
         return op();
     };
     on_tracked_thread(|t| {
+        if mode != Mode::Record && crashed_inside(t) {
+            return replay::guarded(&t.replay, op);
+        }
         if mode != Mode::Record {
             // Wait for the next event's predecessors before the real call
             // (it is this event, or one nested in the call), and stop here
@@ -546,6 +569,9 @@ pub(crate) fn log_after_copy<R>(
         return op();
     };
     on_tracked_thread(|t| {
+        if mode != Mode::Record && crashed_inside(t) {
+            return replay::guarded(&t.replay, op);
+        }
         busy(t, || {
             finish_previous(t, mode);
             if mode == Mode::Record {
@@ -584,6 +610,9 @@ pub(crate) fn log_free(link: u64, freed: u64, site: u64, op: impl FnOnce()) {
     let heap = rr_lite_trace::pseudo::HEAP;
     let link_bytes = 8;
     on_tracked_thread(|t| {
+        if mode != Mode::Record && crashed_inside(t) {
+            return replay::guarded(&t.replay, op);
+        }
         if mode != Mode::Record {
             let point = busy(t, || {
                 replay::publish_pending(&t.replay);

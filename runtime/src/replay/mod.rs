@@ -364,6 +364,19 @@ pub(crate) fn wait_through(r: &ReplayThread, kind: EventKind) {
     }
 }
 
+/// Whether the recording crashed at the thread's next event: the point at
+/// its current index is the fatal signal. A call whose event is logged after
+/// it then crashed inside (trylock on a freed mutex, memcpy from a bad
+/// pointer): replay makes the real call without counting an event the
+/// recording does not have, and it crashes the same way.
+pub(crate) fn crash_is_next(r: &ReplayThread) -> bool {
+    r.index.get() == r.next_point.get()
+        && r.plan
+            .get()
+            .point(r.cursor.get())
+            .is_some_and(|p| p.index == r.index.get() && p.kind == EventKind::FatalSignal as u8)
+}
+
 /// If the thread's next event is a point, waits for what it waits on (once).
 /// Blocking calls do this before the real call, so that a lock is taken in
 /// the recorded order. Returns the point.
