@@ -978,3 +978,53 @@ fn non_utf8_environment_and_arguments_are_refused() {
         assert!(!out_dir.exists(), "case {n}: a trace directory was left");
     }
 }
+
+/// `kill -9` of `rr-lite record` stops the recorded program too (it would
+/// otherwise run on and grow its trace without limit); the trace is left
+/// incomplete and still readable.
+#[test]
+fn the_program_dies_with_a_killed_recorder() {
+    let tmp = tempdir();
+    let exe = tmp.path().join("runs-until-killed-by-this-test");
+    std::fs::copy(build("runs_until_killed"), &exe).unwrap();
+    let trace = tmp.path().join("trace");
+    let mut recorder = rr_command()
+        .arg("record")
+        .arg("-o")
+        .arg(&trace)
+        .arg(&exe)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let alive = || {
+        Command::new("pgrep")
+            .arg("-f")
+            .arg(exe.as_os_str())
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let until = |cond: &dyn Fn() -> bool| {
+        let start = std::time::Instant::now();
+        while !cond() && start.elapsed() < std::time::Duration::from_secs(10) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        cond()
+    };
+    assert!(
+        until(&|| alive() && trace.join("thread-0001.log").exists()),
+        "the program did not start"
+    );
+    recorder.kill().unwrap();
+    recorder.wait().unwrap();
+    assert!(
+        until(&|| !alive()),
+        "the program still runs after its recorder was killed"
+    );
+    let info = common::rr(["info".as_ref(), trace.as_os_str()]);
+    assert!(
+        text(&info.stdout).contains("(incomplete)"),
+        "{}",
+        describe("info", &info)
+    );
+}

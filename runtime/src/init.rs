@@ -71,6 +71,28 @@ pub(crate) fn initialise(argv: *const *const c_char, envp: *const *const c_char)
     }
 }
 
+/// The program stops when `rr-lite record` or `replay` dies (killed with
+/// SIGKILL, say): a recording nobody finishes would otherwise go on and
+/// grow, a replay nobody watches could wait forever. The trace stays
+/// `incomplete`. The recorder's thread that started the program waits for
+/// it, so only the recorder's end sends the signal. If the recorder is
+/// already gone (the program was adopted by init), stop now.
+fn die_with_the_supervisor() {
+    // SAFETY: prctl with an integer argument; getppid cannot fail.
+    unsafe {
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        if libc::getppid() == 1 {
+            libc::_exit(128 + libc::SIGKILL);
+        }
+    }
+}
+
 /// Record and replay start the same way (same calls, same order), so the
 /// program finds the same heap and mappings in both.
 fn start(mode: Mode, argv: *const *const c_char, envp: *const *const c_char) {
@@ -79,6 +101,7 @@ fn start(mode: Mode, argv: *const *const c_char, envp: *const *const c_char) {
         sys::warn(&[b"RR_LITE_MODE needs RR_LITE_TRACE=<trace directory>: running normally"]);
         return;
     };
+    die_with_the_supervisor();
     crate::snapshot::enable(lookup(envp, crate::snapshot::SNAPSHOT_ENV));
     crate::real::resolve_all();
     crate::raw_memory::resolve_all();
