@@ -289,3 +289,29 @@ fn files_linked_to_endless_devices_are_refused() {
         std::fs::rename(&aside, &real).unwrap();
     }
 }
+
+/// One changed byte in a thread log (a recorded value, say) is caught by
+/// the checksum the recorder wrote: every command that reads the log names
+/// it, instead of replaying or analysing something that never happened.
+#[test]
+fn a_changed_byte_in_a_thread_log_is_caught() {
+    let rec = common::record(&build("accounts"), &[]);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    for derived in ["split", "plans-parallel"] {
+        let _ = std::fs::remove_dir_all(rec.trace.join(derived));
+    }
+    let log = rec.trace.join("thread-0001.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x01;
+    std::fs::write(&log, bytes).unwrap();
+    for command in ["dump", "split", "replay"] {
+        let out = common::rr([command.as_ref(), rec.trace.as_os_str()]);
+        let stderr = text(&out.stderr);
+        assert_ne!(status_code(&out), 0, "{command}: {stderr}");
+        assert!(
+            stderr.contains("thread-0001.log") && stderr.contains("checksum"),
+            "{command}: {stderr}"
+        );
+    }
+}

@@ -306,6 +306,7 @@ fn finalise(dir: &Path, facts: FinalFacts) -> Result<TraceHeader, RecordError> {
     };
     let mut problems = Vec::new();
     let mut entries = Vec::new();
+    let mut log_checksums = Vec::new();
     let mut log_bytes = 0;
     for t in 0..trace.threads() {
         let mut reader = trace.thread_events(t)?;
@@ -321,6 +322,13 @@ fn finalise(dir: &Path, facts: FinalFacts) -> Result<TraceHeader, RecordError> {
         }
         log_bytes += reader.offset().saturating_sub(HEADER_LEN as u64);
         entries.push(count);
+        let path = trace.thread_log_path(t);
+        log_checksums.push(if path.exists() {
+            rr_lite_trace::codec::checksum::fnv1a_of_file(&path)
+                .map_err(RecordError::io("read", &path))?
+        } else {
+            0
+        });
     }
     let noted = dir.join(PROBLEMS_FILE);
     match std::fs::read_to_string(&noted) {
@@ -347,6 +355,7 @@ fn finalise(dir: &Path, facts: FinalFacts) -> Result<TraceHeader, RecordError> {
         record_granule: RECORD_GRANULE,
         problems,
         masked_env: facts.masked_env,
+        log_checksums,
     };
     header.write(&dir.join(HEADER_FILE))?;
     let version = dir.join(VERSION_FILE);

@@ -263,6 +263,7 @@ impl TraceDir {
         if !path.exists() && self.may_be_missing(t) {
             return ThreadLogReader::never_started(&path, t);
         }
+        self.check_log_checksum(t, &path)?;
         let mut reader = ThreadLogReader::open(&path)?;
         if let Some(expected) = self.header.as_ref().and_then(|h| h.entries.get(t as usize)) {
             reader = reader.expect_entries(*expected);
@@ -275,6 +276,37 @@ impl TraceDir {
             });
         }
         Ok(reader)
+    }
+
+    /// A finalised trace's thread log must be the file the recorder
+    /// finalised: one changed byte (a recorded time, a thread id) would
+    /// otherwise replay, or analyse, as something that never happened.
+    fn check_log_checksum(&self, t: u32, path: &Path) -> Result<()> {
+        let Some(&expected) = self
+            .header
+            .as_ref()
+            .and_then(|h| h.log_checksums.get(t as usize))
+        else {
+            return Ok(());
+        };
+        let meta = std::fs::metadata(path).map_err(TraceError::io("read", path))?;
+        if !meta.is_file() {
+            return Err(TraceError::BadFile {
+                path: path.to_path_buf(),
+                what: "not a regular file".into(),
+            });
+        }
+        let actual =
+            crate::codec::checksum::fnv1a_of_file(path).map_err(TraceError::io("read", path))?;
+        if actual != expected {
+            return Err(TraceError::BadFile {
+                path: path.to_path_buf(),
+                what: "checksum does not match the one the recorder wrote in header.json: \
+                       the log was changed or damaged"
+                    .into(),
+            });
+        }
+        Ok(())
     }
 
     /// All entries in the global order.

@@ -83,6 +83,10 @@ pub struct TraceHeader {
     /// keeps them).
     #[serde(default)]
     pub masked_env: Vec<String>,
+    /// FNV-1a of each thread log file as the recorder finalised it, by
+    /// logical id (absent in older traces: then not checked).
+    #[serde(default)]
+    pub log_checksums: Vec<u64>,
 }
 
 impl TraceHeader {

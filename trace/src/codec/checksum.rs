@@ -19,6 +19,21 @@ pub fn fnv1a_more(mut h: u64, bytes: &[u8]) -> u64 {
     h
 }
 
+/// [`fnv1a`] of a whole file, read in pieces.
+pub fn fnv1a_of_file(path: &std::path::Path) -> std::io::Result<u64> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut h = FNV1A_START;
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            return Ok(h);
+        }
+        h = fnv1a_more(h, &buf[..n]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
