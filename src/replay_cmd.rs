@@ -155,7 +155,9 @@ fn print_divergence(r: &DivergenceReport, symbols: &mut Symbolizer) {
         Divergence::Missing => eprintln!("  expected: {expected}"),
     }
     eprintln!(
-        "  (the program or its input is not the recorded one: rebuilt binary, other arguments, environment?)"
+        "  (the program is the recorded one; the run depended on something replay does not \
+         reproduce: other input, an edited trace, or a limit in the README such as \
+         inline-assembly synchronisation or files glibc opens by itself)"
     );
 }
 
