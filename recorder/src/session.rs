@@ -323,11 +323,13 @@ fn finalise(dir: &Path, facts: FinalFacts) -> Result<TraceHeader, RecordError> {
         log_bytes += reader.offset().saturating_sub(HEADER_LEN as u64);
         entries.push(count);
         let path = trace.thread_log_path(t);
+        let written = reader.offset();
         log_checksums.push(if path.exists() {
-            rr_lite_trace::codec::checksum::fnv1a_of_file(&path)
-                .map_err(RecordError::io("read", &path))?
+            let (sum, len) = rr_lite_trace::codec::checksum::fnv1a_of_file_prefix(&path, written)
+                .map_err(RecordError::io("read", &path))?;
+            (len, sum)
         } else {
-            0
+            (0, 0)
         });
     }
     let noted = dir.join(PROBLEMS_FILE);
@@ -356,6 +358,7 @@ fn finalise(dir: &Path, facts: FinalFacts) -> Result<TraceHeader, RecordError> {
         problems,
         masked_env: facts.masked_env,
         log_checksums,
+        data_checksums: data_checksums(dir)?,
     };
     header.write(&dir.join(HEADER_FILE))?;
     let version = dir.join(VERSION_FILE);
@@ -383,6 +386,42 @@ fn with_causes(err: &dyn std::error::Error) -> String {
 /// The executable's identity (`rr_lite_trace::identity`), or "unreadable".
 fn program_id(program: &Path) -> String {
     rr_lite_trace::identity::program_id(program).unwrap_or_else(|_| "unreadable".into())
+}
+
+/// Checksums of the recorded data replay serves to the program: standard
+/// input, each thread's input, the snapshots of files. A changed byte there
+/// would replay as input the program never had.
+fn data_checksums(dir: &Path) -> Result<std::collections::BTreeMap<String, u64>, RecordError> {
+    let mut sums = std::collections::BTreeMap::new();
+    let mut add = |relative: String| -> Result<(), RecordError> {
+        let path = dir.join(&relative);
+        let sum = rr_lite_trace::codec::checksum::fnv1a_of_file(&path)
+            .map_err(RecordError::io("read", &path))?;
+        sums.insert(relative, sum);
+        Ok(())
+    };
+    let names = |sub: &Path| -> Result<Vec<String>, RecordError> {
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(sub).map_err(RecordError::io("list", sub))? {
+            let entry = entry.map_err(RecordError::io("list", sub))?;
+            if entry.file_type().is_ok_and(|t| t.is_file()) {
+                names.push(entry.file_name().to_string_lossy().into_owned());
+            }
+        }
+        Ok(names)
+    };
+    for name in names(dir)? {
+        if name == STDIN_FILE || (name.starts_with("input-") && name.ends_with(".bin")) {
+            add(name)?;
+        }
+    }
+    let files = dir.join("files");
+    if files.is_dir() {
+        for name in names(&files)? {
+            add(format!("files/{name}"))?;
+        }
+    }
+    Ok(sums)
 }
 
 /// Points `<base>/latest-trace` at `dir` (atomically: a new link renamed

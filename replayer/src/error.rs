@@ -40,6 +40,12 @@ pub enum ReplayError {
         actual: String,
     },
     #[error(
+        "{}: recorded data replay would give the program, changed or damaged since the \
+         recording (its checksum in header.json does not match)",
+        path.display()
+    )]
+    DataDamaged { path: PathBuf },
+    #[error(
         "{}: the trace was recorded at {} and replays only from there (the path is part of \
          the program's environment and addresses): move it back, or record again",
         path.display(),

@@ -216,6 +216,7 @@ fn check_trust(
             recorded,
         });
     }
+    check_recorded_data(trace, header)?;
     let owner = |p: &Path| std::fs::metadata(p).map(|m| m.uid());
     let me = owner(Path::new("/proc/self")).map_err(ReplayError::io("read", "/proc/self"))?;
     let trace_owner = owner(trace.path()).map_err(ReplayError::io("read", trace.path()))?;
@@ -225,6 +226,26 @@ fn check_trust(
             owner: trace_owner,
             command: command_line(header),
         });
+    }
+    Ok(())
+}
+
+/// The recorded data replay serves to the program (standard input, each
+/// thread's input, file snapshots) is what the recorder checksummed.
+fn check_recorded_data(
+    trace: &TraceDir,
+    header: &rr_lite_trace::TraceHeader,
+) -> Result<(), ReplayError> {
+    for (relative, &expected) in &header.data_checksums {
+        let path = trace.path().join(relative);
+        let meta = std::fs::metadata(&path).map_err(ReplayError::io("read", &path))?;
+        let actual = meta
+            .is_file()
+            .then(|| rr_lite_trace::codec::checksum::fnv1a_of_file(&path).ok())
+            .flatten();
+        if actual != Some(expected) {
+            return Err(ReplayError::DataDamaged { path });
+        }
     }
     Ok(())
 }

@@ -282,7 +282,7 @@ impl TraceDir {
     /// finalised: one changed byte (a recorded time, a thread id) would
     /// otherwise replay, or analyse, as something that never happened.
     fn check_log_checksum(&self, t: u32, path: &Path) -> Result<()> {
-        let Some(&expected) = self
+        let Some(&(len, expected)) = self
             .header
             .as_ref()
             .and_then(|h| h.log_checksums.get(t as usize))
@@ -296,9 +296,9 @@ impl TraceDir {
                 what: "not a regular file".into(),
             });
         }
-        let actual =
-            crate::codec::checksum::fnv1a_of_file(path).map_err(TraceError::io("read", path))?;
-        if actual != expected {
+        let (actual, hashed) = crate::codec::checksum::fnv1a_of_file_prefix(path, len)
+            .map_err(TraceError::io("read", path))?;
+        if actual != expected || hashed != len {
             return Err(TraceError::BadFile {
                 path: path.to_path_buf(),
                 what: "checksum does not match the one the recorder wrote in header.json: \

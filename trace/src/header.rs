@@ -83,10 +83,17 @@ pub struct TraceHeader {
     /// keeps them).
     #[serde(default)]
     pub masked_env: Vec<String>,
-    /// FNV-1a of each thread log file as the recorder finalised it, by
-    /// logical id (absent in older traces: then not checked).
+    /// Per thread log, by logical id: how many bytes from its start hold
+    /// its header and entries (the rest is zero padding of the last mapped
+    /// chunk), and their FNV-1a as the recorder finalised them (absent in
+    /// older traces: then not checked).
     #[serde(default)]
-    pub log_checksums: Vec<u64>,
+    pub log_checksums: Vec<(u64, u64)>,
+    /// FNV-1a of each file of recorded data that replay serves to the
+    /// program (`stdin`, `input-NNNN.bin`, `files/...`), by path relative to
+    /// the trace (absent in older traces: then not checked).
+    #[serde(default)]
+    pub data_checksums: std::collections::BTreeMap<String, u64>,
 }
 
 impl TraceHeader {

@@ -21,15 +21,23 @@ pub fn fnv1a_more(mut h: u64, bytes: &[u8]) -> u64 {
 
 /// [`fnv1a`] of a whole file, read in pieces.
 pub fn fnv1a_of_file(path: &std::path::Path) -> std::io::Result<u64> {
+    fnv1a_of_file_prefix(path, u64::MAX).map(|(h, _)| h)
+}
+
+/// [`fnv1a`] of the first `len` bytes of a file (all of it if shorter),
+/// and how many bytes that was.
+pub fn fnv1a_of_file_prefix(path: &std::path::Path, len: u64) -> std::io::Result<(u64, u64)> {
     use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
-    let mut buf = vec![0u8; 1 << 20];
+    let mut file = std::fs::File::open(path)?.take(len);
+    let mut buf = vec![0u8; 1 << 16];
     let mut h = FNV1A_START;
+    let mut read = 0u64;
     loop {
         let n = file.read(&mut buf)?;
         if n == 0 {
-            return Ok(h);
+            return Ok((h, read));
         }
+        read += n as u64;
         h = fnv1a_more(h, &buf[..n]);
     }
 }
