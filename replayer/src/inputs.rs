@@ -52,10 +52,7 @@ pub fn changed_inputs(trace: &TraceDir, cwd: &Path) -> Result<Vec<String>, Repla
             let (size, mtime) = recorded?;
             // Pseudo files name something else in this process (the
             // runtime does not list them; older lists might).
-            if ["/proc/", "/sys/", "/dev/"]
-                .iter()
-                .any(|p| path.as_os_str().as_bytes().starts_with(p.as_bytes()))
-            {
+            if rr_lite_trace::bounded::is_per_process(path.as_os_str().as_bytes()) {
                 return None;
             }
             let full = cwd.join(&path);

@@ -105,7 +105,7 @@ pub(crate) fn opened(path: *const c_char, flags: c_int, fd: c_int) {
         set_value(key, LIVE);
         return;
     }
-    if !record || value_of(key) != 0 || is_per_process(path) {
+    if !record || value_of(key) != 0 || rr_lite_trace::bounded::is_per_process(path) {
         return;
     }
     let Some((size, mtime)) = regular_file(fd) else {
@@ -124,15 +124,6 @@ pub(crate) fn opened(path: *const c_char, flags: c_int, fd: c_int) {
     if copy_into_trace(fd, n, path) {
         set_value(key, n + 1);
     }
-}
-
-/// Files of the kernel's pseudo file systems: what they hold, and even
-/// which file a path names (`/proc/self/exe`), depends on the process and
-/// the moment. Read live, never copied or checked.
-pub(crate) fn is_per_process(path: &[u8]) -> bool {
-    [&b"/proc/"[..], b"/sys/", b"/dev/"]
-        .iter()
-        .any(|prefix| path.starts_with(prefix))
 }
 
 /// Size and modification time (ns since the epoch) of a regular file.

@@ -17,6 +17,18 @@ pub const MAPS_LIMIT: u64 = 64 << 20;
 /// Largest split log of one thread.
 pub const SPLIT_LOG_LIMIT: u64 = 1 << 32;
 
+/// Path prefixes of the kernel's pseudo file systems: what their files hold,
+/// and even which file a path names (`/proc/self/exe`), depends on the
+/// process and the moment, so they are read live, never copied or checked.
+pub const PER_PROCESS_PREFIXES: [&str; 3] = ["/proc/", "/sys/", "/dev/"];
+
+/// Whether `path` lies in a pseudo file system ([`PER_PROCESS_PREFIXES`]).
+pub fn is_per_process(path: &[u8]) -> bool {
+    PER_PROCESS_PREFIXES
+        .iter()
+        .any(|prefix| path.starts_with(prefix.as_bytes()))
+}
+
 /// The bytes of `path`, a regular file of at most `limit` bytes.
 pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, TraceError> {
     let bad = |what: String| TraceError::BadFile {
