@@ -18,6 +18,7 @@ mod record_cmd;
 mod replay_cmd;
 mod split_cmd;
 mod traces_cmd;
+mod until_failure;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

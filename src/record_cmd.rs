@@ -28,6 +28,8 @@ pub struct RecordArgs {
     /// gets the placeholders.
     #[arg(long)]
     keep_env: bool,
+    #[command(flatten)]
+    hunt: crate::until_failure::HuntArgs,
     /// The program (built with `rr-lite cc`) and its arguments.
     #[arg(
         required = true,
@@ -40,49 +42,67 @@ pub struct RecordArgs {
 
 pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
     let (program, rest) = args.command.split_first().context("no program given")?;
-    let options = RecordOptions {
-        output: args.output,
-        program: program.clone(),
-        args: rest.to_vec(),
-        snapshot_files: args.snapshot_files,
-        keep_env: args.keep_env,
-    };
+    let mut options = RecordOptions::new(program.clone(), rest.to_vec());
+    options.output = args.output;
+    options.snapshot_files = args.snapshot_files;
+    options.keep_env = args.keep_env;
     // Programs load the runtime from the cache: put it back if it was
     // deleted (or replace a copy that is not this build's, or not safe).
     rr_lite_recorder::runtime::install()?;
+    let path = rr_lite_recorder::session::resolve_program(program)?;
     if !args.quiet {
-        let path = rr_lite_recorder::session::resolve_program(program)?;
         for warning in rr_lite_recorder::unmodelled_libraries(&path) {
             eprintln!("rr-lite: warning: {warning}");
         }
     }
-    let recording = record(&options)?;
-    let h = &recording.header;
-    if !args.quiet {
-        let events: u64 = h.entries.iter().sum();
-        eprintln!(
-            "rr-lite: recorded {events} events from {} threads in {:.3}s into {} ({})",
-            h.threads,
-            h.wall_time_ns as f64 / 1e9,
-            recording.dir.display(),
-            crate::output::describe_ending(h.ending),
-        );
-        for problem in &h.problems {
-            eprintln!("rr-lite: warning: {problem}");
-        }
-        if h.ok {
-            eprintln!(
-                "rr-lite: to replay it: rr-lite replay {}",
-                replay_name(&recording.dir)
-            );
-        }
+    let hunt = crate::until_failure::Hunt::from_args(args.hunt, &path, options.output.is_some())?;
+    if hunt.runs().is_some() {
+        return crate::until_failure::run(hunt, options, args.quiet);
     }
-    Ok(h.ending.shell_status())
+    options.chaos = hunt.schedule_for_run(1);
+    options.timeout = hunt.timeout();
+    if let (Some(chaos), false) = (&options.chaos, args.quiet) {
+        eprintln!("rr-lite: chaos scheduling: {}", chaos.describe());
+    }
+    let recording = record(&options)?;
+    if !args.quiet {
+        report(&recording);
+    }
+    Ok(recording.header.ending.shell_status())
+}
+
+/// What `record` says once the program has ended.
+pub fn report(recording: &rr_lite_recorder::Recording) {
+    let h = &recording.header;
+    let events: u64 = h.entries.iter().sum();
+    eprintln!(
+        "rr-lite: recorded {events} events from {} threads in {:.3}s into {} ({})",
+        h.threads,
+        h.wall_time_ns as f64 / 1e9,
+        recording.dir.display(),
+        crate::output::describe_ending(h.ending),
+    );
+    for problem in &h.problems {
+        eprintln!("rr-lite: warning: {problem}");
+    }
+    if let Some(chaos) = &h.chaos {
+        eprintln!(
+            "rr-lite: the run's schedule came from chaos ({}); to try it again: rr-lite record {}",
+            chaos.describe(),
+            crate::until_failure::chaos_flags(chaos),
+        );
+    }
+    if h.ok {
+        eprintln!(
+            "rr-lite: to replay it: rr-lite replay {}",
+            replay_name(&recording.dir)
+        );
+    }
 }
 
 /// How to name a trace on the command line: its bare name when it is in the
 /// base directory (`rr-lite replay prog-3`), else its path.
-fn replay_name(dir: &std::path::Path) -> String {
+pub fn replay_name(dir: &std::path::Path) -> String {
     let base = rr_lite_trace::dir::default_base_dir();
     let in_base = dir
         .parent()

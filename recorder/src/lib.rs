@@ -5,6 +5,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod chaos;
 mod error;
 mod instrumented;
 pub mod runtime;
@@ -13,4 +14,5 @@ pub mod toolchain;
 
 pub use error::RecordError;
 pub use instrumented::{Instrumentation, check_instrumentation, unmodelled_libraries};
-pub use session::{RecordOptions, Recording, record};
+pub use rr_lite_supervise::OutputWatch;
+pub use session::{RecordOptions, RecordStdin, Recording, record};

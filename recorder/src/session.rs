@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
-use rr_lite_supervise::{StdinSource, Tick, disable_aslr_for_children, supervise};
+use rr_lite_supervise::{
+    OutputWatch, StdinSource, Tick, disable_aslr_for_children, supervise_watching,
+};
 use rr_lite_trace::codec::{FORMAT_VERSION, HEADER_LEN};
 use rr_lite_trace::dir::{
     HEADER_FILE, INCOMPLETE_FILE, LATEST_LINK, PROBLEMS_FILE, STDIN_FILE, VERSION_FILE,
@@ -21,7 +23,7 @@ use rr_lite_trace::dir::{
 };
 use rr_lite_trace::header::HEADER_MAGIC;
 use rr_lite_trace::plan::{SESSION_ENV, SESSION_PLACEHOLDER};
-use rr_lite_trace::{ProgramEnding, TraceDir, TraceHeader};
+use rr_lite_trace::{ChaosSchedule, ProgramEnding, TraceDir, TraceHeader};
 
 use crate::RecordError;
 use crate::instrumented::{Instrumentation, check_instrumentation};
@@ -46,7 +48,54 @@ pub struct RecordOptions {
     pub snapshot_files: bool,
     /// Store every environment value as it is, secret-looking ones too.
     pub keep_env: bool,
+    /// Perturb the schedule while recording (the runtime's `chaos` module).
+    pub chaos: Option<ChaosSchedule>,
+    /// What the program reads on its standard input.
+    pub stdin: RecordStdin,
+    /// Stop the program with SIGINT after this long (SIGKILL 5 s later).
+    pub timeout: Option<Duration>,
+    /// Pass the program's output through pipes, showing each line to this.
+    pub watch_output: Option<OutputWatch>,
+    /// Point `latest-trace` at the new trace (`record --until-failure`
+    /// points it at the failing run only).
+    pub point_latest: bool,
 }
+
+impl RecordOptions {
+    /// Options for recording `program ARGS` into a new trace, as `record`
+    /// does by default.
+    pub fn new(program: OsString, args: Vec<OsString>) -> RecordOptions {
+        RecordOptions {
+            output: None,
+            program,
+            args,
+            snapshot_files: false,
+            keep_env: false,
+            chaos: None,
+            stdin: RecordStdin::Forward,
+            timeout: None,
+            watch_output: None,
+            point_latest: true,
+        }
+    }
+}
+
+/// Where a recorded program's standard input comes from (it is saved in
+/// the trace either way).
+#[derive(Debug, Clone)]
+pub enum RecordStdin {
+    /// The recorder's own standard input.
+    Forward,
+    /// The bytes of this file (the same input for each of several runs).
+    File(PathBuf),
+}
+
+/// Environment variable carrying the chaos schedule to the runtime (kept
+/// in the recorded environment; replay ignores it).
+pub const CHAOS_ENV: &str = "RR_LITE_CHAOS";
+/// How long a program stopped with SIGINT (`timeout`) has to end before it
+/// is killed.
+const KILL_AFTER_INTERRUPT: Duration = Duration::from_secs(5);
 
 /// Comma-separated name fragments (case-insensitive) of environment
 /// variables whose values the trace does not keep; replaces the default.
@@ -181,12 +230,20 @@ fn check_utf8(options: &RecordOptions, program: &Path) -> Result<(), RecordError
 }
 
 /// The environment the program runs with (and that replay will reuse).
-fn program_environment(trace: &Path, snapshot_files: bool) -> Vec<(String, String)> {
+fn program_environment(
+    trace: &Path,
+    snapshot_files: bool,
+    chaos: Option<&ChaosSchedule>,
+) -> Vec<(String, String)> {
+    let ours = [MODE_ENV, TRACE_ENV, SESSION_ENV, SNAPSHOT_ENV, CHAOS_ENV];
     let mut env: Vec<(String, String)> = std::env::vars()
-        .filter(|(k, _)| k != MODE_ENV && k != TRACE_ENV && k != SESSION_ENV && k != SNAPSHOT_ENV)
+        .filter(|(k, _)| !ours.contains(&k.as_str()))
         .collect();
     if snapshot_files {
         env.push((SNAPSHOT_ENV.into(), "1".into()));
+    }
+    if let Some(chaos) = chaos {
+        env.push((CHAOS_ENV.into(), chaos.env_value()));
     }
     match env.iter_mut().find(|(k, _)| k == "GLIBC_TUNABLES") {
         Some((_, v)) if !v.contains("arena_max") => *v = format!("{v}:{MALLOC_TUNABLE}"),
@@ -225,7 +282,7 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
         .map_err(RecordError::io("write", &incomplete))?;
 
     let cwd = std::env::current_dir().map_err(RecordError::io("resolve", "."))?;
-    let env = program_environment(&dir, options.snapshot_files);
+    let env = program_environment(&dir, options.snapshot_files, options.chaos.as_ref());
     let mut argv: Vec<String> = vec![options.program.to_string_lossy().into_owned()];
     argv.extend(
         options
@@ -244,15 +301,14 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
 
     let started = SystemTime::now();
     let clock = Instant::now();
-    let stdin_path = dir.join(STDIN_FILE);
-    let stdin = rr_lite_trace::private::create(&stdin_path)
-        .map_err(RecordError::io("create", &stdin_path))?;
-    let exit_status = supervise(
+    let stdin = program_stdin(&dir, &options.stdin)?;
+    let exit_status = supervise_watching(
         &mut cmd,
         &program,
-        StdinSource::Record(stdin),
-        Duration::from_secs(3600),
-        || Tick::Continue,
+        stdin,
+        Duration::from_millis(100),
+        stopper(options.timeout),
+        options.watch_output.clone(),
     )?;
     let ending = ProgramEnding::from(exit_status);
     let wall_time_ns = clock.elapsed().as_nanos() as u64;
@@ -264,7 +320,9 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
 
     let header = finalise(
         &dir,
+        options.point_latest,
         FinalFacts {
+            chaos: options.chaos,
             program: program.clone(),
             argv,
             cwd,
@@ -280,8 +338,45 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
     Ok(Recording { dir, header })
 }
 
+/// The program's standard input, saved as the trace's `stdin`.
+fn program_stdin(dir: &Path, source: &RecordStdin) -> Result<StdinSource, RecordError> {
+    let saved = dir.join(STDIN_FILE);
+    match source {
+        RecordStdin::Forward => {
+            let file = rr_lite_trace::private::create(&saved)
+                .map_err(RecordError::io("create", &saved))?;
+            Ok(StdinSource::Record(file))
+        }
+        RecordStdin::File(from) => {
+            let mut input = std::fs::File::open(from).map_err(RecordError::io("open", from))?;
+            let mut file = rr_lite_trace::private::create(&saved)
+                .map_err(RecordError::io("create", &saved))?;
+            std::io::copy(&mut input, &mut file).map_err(RecordError::io("copy", from))?;
+            let file = std::fs::File::open(&saved).map_err(RecordError::io("open", &saved))?;
+            Ok(StdinSource::Replay(file))
+        }
+    }
+}
+
+/// The supervisor's tick: with a timeout, SIGINT once it has passed (the
+/// trace records the interruption like a Ctrl-C), SIGKILL if the program
+/// is still there 5 s later.
+fn stopper(timeout: Option<Duration>) -> impl FnMut() -> Tick {
+    let started = Instant::now();
+    let mut interrupted = false;
+    move || match timeout {
+        Some(limit) if started.elapsed() >= limit + KILL_AFTER_INTERRUPT => Tick::Kill,
+        Some(limit) if started.elapsed() >= limit && !interrupted => {
+            interrupted = true;
+            Tick::Signal(rr_lite_supervise::SIGINT)
+        }
+        _ => Tick::Continue,
+    }
+}
+
 /// What the recorder knows about the run, before reading the logs.
 struct FinalFacts {
+    chaos: Option<ChaosSchedule>,
     program: PathBuf,
     argv: Vec<String>,
     cwd: PathBuf,
@@ -294,7 +389,7 @@ struct FinalFacts {
 
 /// Reads every thread log once (counting and validating), writes the header
 /// and marks the trace complete.
-fn finalise(dir: &Path, facts: FinalFacts) -> Result<TraceHeader, RecordError> {
+fn finalise(dir: &Path, point_latest: bool, facts: FinalFacts) -> Result<TraceHeader, RecordError> {
     let trace = match TraceDir::open_for_finalising(dir) {
         Ok(t) => t,
         Err(rr_lite_trace::TraceError::NotATrace { .. }) => {
@@ -359,6 +454,8 @@ fn finalise(dir: &Path, facts: FinalFacts) -> Result<TraceHeader, RecordError> {
         masked_env: facts.masked_env,
         log_checksums,
         data_checksums: data_checksums(dir)?,
+        chaos: facts.chaos,
+        chaos_steps: chaos_steps(dir)?,
     };
     header.write(&dir.join(HEADER_FILE))?;
     let version = dir.join(VERSION_FILE);
@@ -366,8 +463,23 @@ fn finalise(dir: &Path, facts: FinalFacts) -> Result<TraceHeader, RecordError> {
         .map_err(RecordError::io("write", &version))?;
     let incomplete = dir.join(INCOMPLETE_FILE);
     std::fs::remove_file(&incomplete).map_err(RecordError::io("remove", &incomplete))?;
-    update_latest(dir)?;
+    if point_latest {
+        update_latest(dir)?;
+    }
     Ok(header)
+}
+
+/// The step count PCT left in the trace, if it did.
+fn chaos_steps(dir: &Path) -> Result<Option<u64>, RecordError> {
+    let path = dir.join(rr_lite_trace::dir::CHAOS_STEPS_FILE);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = rr_lite_trace::bounded::read_to_string(&path, 4096)?;
+    Ok(text
+        .lines()
+        .filter_map(|l| l.strip_prefix("steps ")?.trim().parse().ok())
+        .next_back())
 }
 
 /// `err` followed by its causes, joined by ": ": an I/O error's message
@@ -426,7 +538,7 @@ fn data_checksums(dir: &Path) -> Result<std::collections::BTreeMap<String, u64>,
 
 /// Points `<base>/latest-trace` at `dir` (atomically: a new link renamed
 /// over the old one).
-fn update_latest(dir: &Path) -> Result<(), RecordError> {
+pub fn update_latest(dir: &Path) -> Result<(), RecordError> {
     let base = default_base_dir();
     rr_lite_trace::private::create_dir_all(&base).map_err(RecordError::io("create", &base))?;
     let link = base.join(LATEST_LINK);
@@ -465,7 +577,7 @@ mod tests {
 
     #[test]
     fn environment_gets_mode_trace_and_one_arena() {
-        let env = program_environment(Path::new("/tmp/x"), false);
+        let env = program_environment(Path::new("/tmp/x"), false, None);
         assert!(env.iter().any(|(k, v)| k == MODE_ENV && v == "record"));
         assert!(env.iter().any(|(k, v)| k == TRACE_ENV && v == "/tmp/x"));
         assert!(

@@ -118,6 +118,9 @@ fn start(mode: Mode, argv: *const *const c_char, envp: *const *const c_char) {
         sys::warn(&[b"cannot reserve the heap range: heap addresses may differ at replay"]);
     }
     crate::thread_end::create_exit_key();
+    if mode == Mode::Record {
+        crate::chaos::configure(lookup(envp, crate::chaos::CHAOS_ENV));
+    }
     register_thread(mode, 0, NO_PARENT);
     install_fatal_signal_handlers();
     if !crate::tsc::trap_reads() {
@@ -260,6 +263,7 @@ pub(crate) fn register_thread(mode: Mode, id: u32, parent: u32) {
                 Some(log) => t.record.with_log(|slot| *slot = log),
                 None => sys::warn(&[b"cannot create a thread log in the trace directory"]),
             }
+            crate::chaos::thread_started(id);
         } else {
             match crate::replay::load_plan(id) {
                 Some(plan) => crate::replay::start_thread(&t.replay, id, plan),
@@ -288,6 +292,9 @@ pub(crate) fn log_process_exit(status: c_int, site: u64) {
     }
     events::drain_outputs();
     wait_for_recorded_end();
+    if mode::current() == Mode::Record {
+        crate::chaos::note_steps();
+    }
     events::log_event(
         EventKind::ProcessExit,
         pseudo::PROCESS,

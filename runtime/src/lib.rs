@@ -16,6 +16,7 @@
 #![allow(non_snake_case)]
 
 mod alloc;
+mod chaos;
 mod descriptors;
 mod events;
 mod fast_tls;

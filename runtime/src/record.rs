@@ -102,6 +102,16 @@ impl RecordThread {
         }
     }
 
+    /// Releases the stripes kept from the previous hook, at a point where
+    /// chaos scheduling may stop the thread for others (it holds nothing
+    /// then, unless inside a call that keeps its stripe).
+    pub(crate) fn release_at_schedule_point(&self) {
+        self.release_held();
+        if self.nest_depth.get() == 0 && self.nested_len.get() == 0 {
+            crate::chaos::before_event(self.id.get());
+        }
+    }
+
     /// Locks `set` (everything held was released first) and keeps it until
     /// the next hook.
     pub(crate) fn hold(&self, set: StripeSet) {
@@ -170,7 +180,7 @@ impl RecordThread {
             self.push_nested(stripe);
             return Acquired::Nested(want);
         }
-        self.release_held();
+        self.release_at_schedule_point();
         self.hold(want);
         Acquired::Top
     }

@@ -155,6 +155,13 @@ pub(crate) fn mark_exited(id: u32) {
     }
 }
 
+/// Thread `id` has logged its exit.
+pub(crate) fn has_exited(id: u32) -> bool {
+    SLOTS
+        .get(id as usize)
+        .is_some_and(|slot| slot.exited.load(Ordering::Acquire) != 0)
+}
+
 /// Waits until thread `id` has logged its exit, or is gone without doing
 /// so (cancelled): the real join then decides.
 pub(crate) fn wait_exited(id: u32) {

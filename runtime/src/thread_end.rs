@@ -153,6 +153,7 @@ pub(crate) fn end_thread() {
         } else {
             t.record.release_held();
             t.record.with_log(|log| log.close());
+            crate::chaos::thread_finished(t.id.get());
         }
         t.input.close();
         t.exited.set(true);

@@ -13,6 +13,7 @@
 
 mod error;
 mod stdin;
+mod watch;
 
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
@@ -23,6 +24,7 @@ use std::time::Duration;
 
 pub use error::SuperviseError;
 pub use stdin::StdinSource;
+pub use watch::{MAX_LINE, OutputWatch};
 
 /// Turns address-space randomisation off for the children this process
 /// starts from now on (the supervisor itself is already running).
@@ -31,6 +33,9 @@ pub fn disable_aslr_for_children() {
     let current = personality::get().unwrap_or(Persona::empty());
     let _ = personality::set(current | Persona::ADDR_NO_RANDOMIZE);
 }
+
+/// The interrupt signal (what Ctrl-C sends), for [`Tick::Signal`].
+pub const SIGINT: i32 = signal_hook::consts::SIGINT;
 
 /// What a watchdog tick asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +55,20 @@ pub fn supervise(
     program: &Path,
     stdin: StdinSource,
     every: Duration,
+    on_tick: impl FnMut() -> Tick,
+) -> Result<ExitStatus, SuperviseError> {
+    supervise_watching(cmd, program, stdin, every, on_tick, None)
+}
+
+/// [`supervise`], with the program's standard output and error passed
+/// through pipes to this process's own and each line shown to `watch`.
+pub fn supervise_watching(
+    cmd: &mut Command,
+    program: &Path,
+    stdin: StdinSource,
+    every: Duration,
     mut on_tick: impl FnMut() -> Tick,
+    watch: Option<OutputWatch>,
 ) -> Result<ExitStatus, SuperviseError> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
@@ -59,10 +77,14 @@ pub fn supervise(
     if !matches!(stdin, StdinSource::Inherit) {
         cmd.stdin(Stdio::piped());
     }
+    if watch.is_some() {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    }
     let mut child = cmd.spawn().map_err(|source| SuperviseError::Spawn {
         path: program.to_path_buf(),
         source,
     })?;
+    let copiers = watch.map(|watch| watched_outputs(&mut child, watch));
     let ended = Arc::new(AtomicBool::new(false));
     let feeder = child.stdin.take().map(|pipe| {
         let ended = ended.clone();
@@ -109,10 +131,33 @@ pub fn supervise(
     if let Some(feeder) = feeder {
         let _ = feeder.join();
     }
+    for copier in copiers.into_iter().flatten() {
+        let _ = copier.join();
+    }
     status.map_err(|source| SuperviseError::Wait {
         path: program.to_path_buf(),
         source,
     })
+}
+
+/// Starts the threads copying the child's piped outputs to ours.
+fn watched_outputs(
+    child: &mut std::process::Child,
+    watch: OutputWatch,
+) -> Vec<std::thread::JoinHandle<()>> {
+    let mut copiers = Vec::new();
+    if let Some(out) = child.stdout.take() {
+        let w = watch.clone();
+        copiers.push(std::thread::spawn(move || {
+            watch::copy_watching(out, watch::Stream::Stdout, w)
+        }));
+    }
+    if let Some(err) = child.stderr.take() {
+        copiers.push(std::thread::spawn(move || {
+            watch::copy_watching(err, watch::Stream::Stderr, watch)
+        }));
+    }
+    copiers
 }
 
 #[cfg(test)]

@@ -30,6 +30,9 @@ pub const HEADER_FILE: &str = "header.json";
 /// it. The recorder copies the lines into the header's problems, so the
 /// trace is not replayable (`ok` is false).
 pub const PROBLEMS_FILE: &str = "problems";
+/// PCT's step count at the process's exit (`steps N`), written by the
+/// runtime under `record --chaos=pct`.
+pub const CHAOS_STEPS_FILE: &str = "chaos-steps";
 /// Copy of the recorded process's `/proc/self/maps`, for symbolising sites.
 pub const MAPS_FILE: &str = "maps";
 /// Every byte the program read from its standard input, which the recorder

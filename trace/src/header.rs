@@ -45,6 +45,62 @@ impl From<std::process::ExitStatus> for ProgramEnding {
     }
 }
 
+/// The chaos schedule a recording ran under (`record --chaos`), with what
+/// it takes to run it again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "strategy")]
+pub enum ChaosSchedule {
+    /// Probabilistic Concurrency Testing: `depth - 1` priority change
+    /// points drawn in `1..=events` (the estimated events of a run).
+    Pct { seed: u64, depth: u32, events: u64 },
+    /// Random delays and yields.
+    Random { seed: u64 },
+}
+
+impl ChaosSchedule {
+    pub fn seed(&self) -> u64 {
+        match *self {
+            ChaosSchedule::Pct { seed, .. } | ChaosSchedule::Random { seed } => seed,
+        }
+    }
+
+    /// The same schedule with another seed.
+    pub fn with_seed(self, seed: u64) -> ChaosSchedule {
+        match self {
+            ChaosSchedule::Pct { depth, events, .. } => ChaosSchedule::Pct {
+                seed,
+                depth,
+                events,
+            },
+            ChaosSchedule::Random { .. } => ChaosSchedule::Random { seed },
+        }
+    }
+
+    /// The value of `RR_LITE_CHAOS` that makes the runtime follow it.
+    pub fn env_value(&self) -> String {
+        match *self {
+            ChaosSchedule::Pct {
+                seed,
+                depth,
+                events,
+            } => format!("pct:{seed}:{depth}:{events}"),
+            ChaosSchedule::Random { seed } => format!("random:{seed}"),
+        }
+    }
+
+    /// What `record` prints and `info` shows.
+    pub fn describe(&self) -> String {
+        match *self {
+            ChaosSchedule::Pct {
+                seed,
+                depth,
+                events,
+            } => format!("pct, seed {seed}, depth {depth}, ~{events} events"),
+            ChaosSchedule::Random { seed } => format!("random, seed {seed}"),
+        }
+    }
+}
+
 /// Contents of `header.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TraceHeader {
@@ -94,6 +150,13 @@ pub struct TraceHeader {
     /// the trace (absent in older traces: then not checked).
     #[serde(default)]
     pub data_checksums: std::collections::BTreeMap<String, u64>,
+    /// The chaos schedule of the recording, if any (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chaos: Option<ChaosSchedule>,
+    /// PCT: the steps the run made (events while two threads or more were
+    /// live), when the process got to its exit; the next run's estimate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chaos_steps: Option<u64>,
 }
 
 impl TraceHeader {

@@ -23,5 +23,5 @@ pub mod state;
 pub use dir::{GlobalOrder, OrderedEvent, TraceDir, resolve_trace};
 pub use error::{Result, TraceError};
 pub use event::{ACCESS_HASH_SEED, Access, EventKind, RecordedEvent, fold_access_hash, pseudo};
-pub use header::{ProgramEnding, TraceHeader};
+pub use header::{ChaosSchedule, ProgramEnding, TraceHeader};
 pub use reader::ThreadLogReader;

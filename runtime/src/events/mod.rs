@@ -146,7 +146,10 @@ pub(crate) fn before_blocking() {
     with_tracked(|t, mode| {
         busy(t, || match mode {
             Mode::Replay => replay::publish_all(&t.replay),
-            _ => finish_previous(t, mode),
+            _ => {
+                finish_previous(t, mode);
+                crate::chaos::blocking(t.id.get());
+            }
         })
     });
 }
@@ -199,8 +202,8 @@ pub(crate) fn before_next_event<R>(op: impl FnOnce() -> R) -> R {
             });
             in_real_call(t, op)
         }),
-        Some(mode) => {
-            with_tracked(|t, _| busy(t, || finish_previous(t, mode)));
+        Some(_) => {
+            before_blocking();
             op()
         }
         None => op(),
@@ -235,7 +238,7 @@ pub(crate) fn log_before_access(kind: EventKind, addr: u64, size: u64, site: u64
             return;
         }
         busy(t, || {
-            t.record.release_held();
+            t.record.release_at_schedule_point();
             let set = StripeSet::for_access(addr, size);
             t.record.hold(set);
             t.record.append_on(set, kind, addr, size, site, 0);
@@ -368,11 +371,38 @@ pub(crate) fn log_after_blocking_call<R>(
     event: impl FnOnce(&R) -> Option<u64>,
     replayed: impl FnOnce(u64) -> Replayed<R>,
 ) -> R {
+    log_after_lock_call(kind, addr, site, || None, op, event, replayed)
+}
+
+/// [`log_after_blocking_call`] for a lock that `attempt` can take without
+/// blocking (a trylock; None when the lock is busy). Under PCT chaos,
+/// record tries it first and gives the turn away only when the lock is
+/// busy: in PCT a thread blocks on a held lock only, and handing the turn
+/// on at every lock would cost two context switches each.
+pub(crate) fn log_after_lock_call<R>(
+    kind: EventKind,
+    addr: u64,
+    site: u64,
+    attempt: impl FnMut() -> Option<R>,
+    op: impl FnOnce() -> R,
+    event: impl FnOnce(&R) -> Option<u64>,
+    replayed: impl FnOnce(u64) -> Replayed<R>,
+) -> R {
     match with_tracked(|_, mode| mode) {
         None => op(),
         Some(Mode::Record) => {
-            release();
-            let result = op();
+            // A point where chaos may let others run first: before the call
+            // that may block, not only at its event, logged after it.
+            on_tracked_thread(|t| busy(t, || t.record.release_at_schedule_point()));
+            let taken = if crate::chaos::serialises() {
+                attempt_under_pct(attempt)
+            } else {
+                None
+            };
+            let result = taken.unwrap_or_else(|| {
+                before_blocking();
+                op()
+            });
             if let Some(payload) = event(&result) {
                 log_after_call(kind, addr, 0, site, || (), |_| payload);
             }
@@ -406,6 +436,22 @@ pub(crate) fn log_after_blocking_call<R>(
             busy(t, || replay::publish_pending(&t.replay));
             result
         }),
+    }
+}
+
+/// PCT: tries the lock; while it is held and another thread can run,
+/// waits for a lock to be released and tries again. None: the caller
+/// blocks in the real call.
+fn attempt_under_pct<R>(mut attempt: impl FnMut() -> Option<R>) -> Option<R> {
+    loop {
+        // A trylock can be tried again: it only takes the lock or fails.
+        if let Some(r) = attempt() {
+            return Some(r);
+        }
+        let waited = with_tracked(|t, _| busy(t, || crate::chaos::wait_for_lock(t.id.get())));
+        if waited != Some(true) {
+            return None;
+        }
     }
 }
 
@@ -485,8 +531,13 @@ pub(crate) fn after_exit_of(thread: u32, exit_addr: u64) {
     if mode::current() != Mode::Record {
         return;
     }
-    // The joined thread may need a stripe this one keeps.
-    release();
+    // The joined thread may need a stripe this one keeps (and the turn,
+    // under chaos scheduling, unless it has ended already).
+    if crate::thread::has_exited(thread) {
+        release();
+    } else {
+        before_blocking();
+    }
     crate::thread::wait_exited(thread);
     with_tracked(|t, _| busy(t, || t.record.clock_past(exit_addr)));
 }

@@ -76,6 +76,7 @@ pub(super) unsafe extern "C" fn create(
                 if r == 0 {
                     // SAFETY: pthread_create succeeded, so it wrote `*out`.
                     thread::set_pthread(id, unsafe { *out });
+                    crate::chaos::thread_created(id);
                 }
                 r
             },
@@ -258,8 +259,13 @@ with_site!(pthread_detach => detach, "rsi");
 macro_rules! releasing_calls {
     ($($export:ident => $imp:ident($t:ty), $kind:ident;)*) => {$(
         pub(super) unsafe extern "C" fn $imp(obj: *mut $t, site: u64) -> c_int {
-            // SAFETY: forwarding.
-            log_after_call(EventKind::$kind, addr(obj), 0, site, || unsafe { real::$export(obj) }, |_| 0)
+            let op = || {
+                // SAFETY: forwarding.
+                let r = unsafe { real::$export(obj) };
+                crate::chaos::lock_released();
+                r
+            };
+            log_after_call(EventKind::$kind, addr(obj), 0, site, op, |_| 0)
         }
         with_site!($export => $imp, "rsi");
     )*};
@@ -297,11 +303,34 @@ fn lock_call(kind: EventKind, lock: u64, site: u64, op: impl FnOnce() -> c_int) 
     log_after_blocking_call(kind, lock, site, op, |&r| Some(r as u64), return_failure)
 }
 
+/// [`lock_call`] for a lock that `try_op` (its trylock, EBUSY when held)
+/// takes without blocking: see `events::log_after_lock_call`.
+fn lock_call_trying(
+    kind: EventKind,
+    lock: u64,
+    site: u64,
+    try_op: impl Fn() -> c_int,
+    op: impl FnOnce() -> c_int,
+) -> c_int {
+    let attempt = || Some(try_op()).filter(|&r| r != libc::EBUSY);
+    events::log_after_lock_call(
+        kind,
+        lock,
+        site,
+        attempt,
+        op,
+        |&r| Some(r as u64),
+        return_failure,
+    )
+}
+
 pub(super) unsafe extern "C" fn mutex_lock(m: *mut pthread_mutex_t, site: u64) -> c_int {
-    log_after_blocking_call(
+    events::log_after_lock_call(
         EventKind::MutexLock,
         addr(m),
         site,
+        // SAFETY: forwarding (a trylock takes the lock as lock would).
+        || Some(unsafe { real::pthread_mutex_trylock(m) }).filter(|&r| r != libc::EBUSY),
         // SAFETY: forwarding.
         || unsafe { real::pthread_mutex_lock(m) },
         |&r| (r == 0).then_some(0),
@@ -331,9 +360,13 @@ fn note_read_lock(l: *mut pthread_rwlock_t, r: c_int) -> c_int {
 
 unsafe extern "C" fn rw_rdlock(l: *mut pthread_rwlock_t, site: u64) -> c_int {
     // SAFETY: forwarding.
-    let r = lock_call(EventKind::RwReadLock, addr(l), site, || unsafe {
-        real::pthread_rwlock_rdlock(l)
-    });
+    let r = lock_call_trying(
+        EventKind::RwReadLock,
+        addr(l),
+        site,
+        || unsafe { real::pthread_rwlock_tryrdlock(l) },
+        || unsafe { real::pthread_rwlock_rdlock(l) },
+    );
     note_read_lock(l, r)
 }
 with_site!(pthread_rwlock_rdlock => rw_rdlock, "rsi");
@@ -369,9 +402,13 @@ with_site!(pthread_rwlock_tryrdlock => rw_tryrdlock, "rsi");
 
 unsafe extern "C" fn rw_wrlock(l: *mut pthread_rwlock_t, site: u64) -> c_int {
     // SAFETY: forwarding.
-    lock_call(EventKind::RwWriteLock, addr(l), site, || unsafe {
-        real::pthread_rwlock_wrlock(l)
-    })
+    lock_call_trying(
+        EventKind::RwWriteLock,
+        addr(l),
+        site,
+        || unsafe { real::pthread_rwlock_trywrlock(l) },
+        || unsafe { real::pthread_rwlock_wrlock(l) },
+    )
 }
 with_site!(pthread_rwlock_wrlock => rw_wrlock, "rsi");
 
@@ -394,13 +431,17 @@ unsafe extern "C" fn rw_unlock(l: *mut pthread_rwlock_t, site: u64) -> c_int {
     } else {
         EventKind::RwWriteUnlock
     };
-    // SAFETY: forwarding.
     log_after_call(
         kind,
         addr(l),
         0,
         site,
-        || unsafe { real::pthread_rwlock_unlock(l) },
+        || {
+            // SAFETY: forwarding.
+            let r = unsafe { real::pthread_rwlock_unlock(l) };
+            crate::chaos::lock_released();
+            r
+        },
         |_| 0,
     )
 }
@@ -516,17 +557,27 @@ with_site!(pthread_barrier_wait => barrier_wait, "rsi");
 
 unsafe extern "C" fn spin_lock(s: *mut pthread_spinlock_t, site: u64) -> c_int {
     // SAFETY: forwarding.
-    lock_call(EventKind::SpinLock, addr(s), site, || unsafe {
-        real::pthread_spin_lock(s)
-    })
+    lock_call_trying(
+        EventKind::SpinLock,
+        addr(s),
+        site,
+        || unsafe { real::pthread_spin_trylock(s) },
+        || unsafe { real::pthread_spin_lock(s) },
+    )
 }
 with_site!(pthread_spin_lock => spin_lock, "rsi");
 
 fn sem_call(s: *mut sem_t, site: u64, op: impl FnOnce() -> c_int) -> c_int {
-    log_after_blocking_call(
+    let attempt = || {
+        // SAFETY: forwarding (a trywait takes a unit as wait would).
+        let r = unsafe { real::sem_trywait(s) };
+        (r == 0 || crate::sys::errno() != libc::EAGAIN).then_some(r)
+    };
+    events::log_after_lock_call(
         EventKind::SemWait,
         addr(s),
         site,
+        attempt,
         op,
         |&r| Some(errno_result(r)),
         return_errno_failure,

@@ -1,0 +1,619 @@
+//! Chaos scheduling while recording (`rr-lite record --chaos`): the runtime
+//! perturbs the interleaving so that rare schedules, and the bugs they
+//! expose, come up in few runs. Whatever schedule results is recorded like
+//! any other, and replay follows the trace: it never schedules chaotically
+//! (this module is configured in record mode only).
+//!
+//! The recorder chooses the strategy in `RR_LITE_CHAOS`:
+//!
+//! * `pct:SEED:DEPTH:EVENTS`: Probabilistic Concurrency Testing (Burckhardt,
+//!   Kothari, Musuvathi and Nagarakatte, ASPLOS 2010). Each thread gets a
+//!   random priority, drawn from the seed and its logical id, above every
+//!   change-point priority; DEPTH-1 change points are drawn uniformly in
+//!   1..=EVENTS (the estimated number of events of a run); when the run's
+//!   event count reaches the i-th (from 1), the running thread's priority
+//!   drops to DEPTH-i. One thread at a time holds the *turn* and runs
+//!   instrumented code: at each event a thread checks that it holds the turn
+//!   and that no ready thread has a higher priority, else it hands the turn
+//!   to the highest-priority ready thread and waits to get it back. A bug of
+//!   depth d among n threads and k events is then found by one run with
+//!   probability at least 1/(n k^(d-1)).
+//! * `random:SEED`: no serialisation. Threads sleep 10 to 400 µs at random
+//!   events (one in 64 of a thread's first 1024 events, one in 8192 after)
+//!   and yield the processor at others. Cheaper, without a guarantee.
+//!
+//! Liveness: chaos must never hang a program that would not hang.
+//! * A thread about to block where the runtime sees it (join, condition
+//!   wait, sleep, yield, read...) gives the turn away first ([`blocking`]);
+//!   an ending thread gives it away ([`thread_finished`]). A lock is first
+//!   tried: when it is held, the thread waits, not runnable, until a thread
+//!   releases a lock ([`wait_for_lock`], [`lock_released`]), as in PCT.
+//! * A thread that keeps the turn for [`MAX_TURN_EVENTS`] events while
+//!   others are ready (a spin loop waiting for one of them) is demoted below
+//!   every thread not demoted yet.
+//! * A holder blocked where the runtime cannot see (a raw futex, a full
+//!   pipe) makes no events: when none happened for [`STEAL_AFTER_NS`] (or
+//!   [`STEAL_SLEEPER_AFTER_NS`] if the holder sleeps outside the runtime),
+//!   the highest-priority ready thread takes the turn.
+//!
+//! Invariants: a thread waits for the turn only at the start of an event,
+//! holding no stripe, so the holder never waits for a waiter's stripe;
+//! `TURN` names a thread that runs (or blocked unseen), never one that
+//! waits; every change of `TURN` or of a thread's state happens under the
+//! scheduler lock, which is held for bookkeeping only, never across a wait.
+//!
+//! Determinism: with the same seed, on a program deterministic given its
+//! schedule, PCT makes the same choices (priorities depend on the seed and
+//! on logical ids, which creation order gives; change points on the event
+//! count, which the turn serialises). Steals depend on time, so a program
+//! that blocks where the runtime cannot see may not repeat its schedule.
+
+use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+use crate::sys::MAX_THREADS;
+use crate::thread::NO_THREAD;
+
+/// Environment variable carrying the strategy (see the module doc).
+pub(crate) const CHAOS_ENV: &core::ffi::CStr = c"RR_LITE_CHAOS";
+
+/// Events a thread may run on one turn while others are ready, before it
+/// is demoted (a spinning thread must let the one it waits for run).
+const MAX_TURN_EVENTS: u64 = 20_000;
+/// Without any event for this long, the best ready thread takes the turn.
+const STEAL_AFTER_NS: u64 = 20_000_000;
+/// The same when the holder sleeps in the kernel outside the runtime.
+const STEAL_SLEEPER_AFTER_NS: u64 = 1_000_000;
+/// How long a waiter sleeps between looks at the holder.
+const WAIT_SLICE_NS: u64 = 500_000;
+/// Most change points (`--pct-depth` at most this + 1).
+const MAX_CHANGES: usize = 15;
+
+const OFF: u8 = 0;
+const PCT: u8 = 1;
+const RANDOM: u8 = 2;
+
+/// A thread's place in the schedule.
+const ABSENT: u32 = 0;
+/// Waiting for the turn.
+const READY: u32 = 1;
+/// Holding the turn, or running without it until its next event (after a
+/// steal, or back from a call before its next event).
+const RUNNING: u32 = 2;
+/// In a call that may block; it gave the turn away.
+const BLOCKED: u32 = 3;
+/// Wants a lock that another thread holds: not ready until a thread
+/// releases a lock, blocks or ends ([`lock_released`]).
+const LOCK_WAIT: u32 = 4;
+
+/// Priorities: initial ones above `DEMOTED_START`, demoted ones below it
+/// and above `MAX_CHANGES`, change-point ones at most `MAX_CHANGES`.
+const INITIAL_BASE: u64 = 1 << 40;
+const DEMOTED_START: u64 = 1 << 39;
+
+#[derive(Debug)]
+struct Slot {
+    priority: AtomicU64,
+    state: AtomicU32,
+    /// Futex word: bumped when the turn is handed to this thread.
+    wake: AtomicU32,
+    /// Events since the thread took the turn (PCT) or since it started
+    /// (random). Only the thread itself touches it.
+    events: AtomicU64,
+    /// The thread's random generator (random). Only the thread touches it.
+    rng: AtomicU64,
+}
+
+static SLOTS: [Slot; MAX_THREADS] = [const {
+    Slot {
+        priority: AtomicU64::new(0),
+        state: AtomicU32::new(ABSENT),
+        wake: AtomicU32::new(0),
+        events: AtomicU64::new(0),
+        rng: AtomicU64::new(0),
+    }
+}; MAX_THREADS];
+
+static STRATEGY: AtomicU8 = AtomicU8::new(OFF);
+static SEED: AtomicU64 = AtomicU64::new(0);
+static DEPTH: AtomicU64 = AtomicU64::new(1);
+static CHANGE_POINTS: [AtomicU64; MAX_CHANGES] = [const { AtomicU64::new(u64::MAX) }; MAX_CHANGES];
+static NEXT_CHANGE: AtomicUsize = AtomicUsize::new(0);
+/// Events so far in the run made while two threads or more were live
+/// (PCT's step count: a priority change while one thread runs alone
+/// would change nothing it could race with).
+static STEP: AtomicU64 = AtomicU64::new(0);
+/// Threads in the schedule (ready, running or blocked).
+static LIVE: AtomicU32 = AtomicU32::new(0);
+/// The thread holding the turn, or `NO_THREAD`.
+static TURN: AtomicU32 = AtomicU32::new(NO_THREAD);
+/// Highest priority among ready threads (0: none), for the per-event check.
+static BEST_READY: AtomicU64 = AtomicU64::new(0);
+/// One past the highest logical id registered.
+static THREADS: AtomicU32 = AtomicU32::new(0);
+static NEXT_DEMOTED: AtomicU64 = AtomicU64::new(DEMOTED_START);
+static LOCK: AtomicBool = AtomicBool::new(false);
+/// Threads in `LOCK_WAIT` (a fast check for [`lock_released`]).
+static LOCK_WAITERS: AtomicU32 = AtomicU32::new(0);
+
+/// splitmix64: a good 64-bit mix, used as the generator everywhere here.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Reads the strategy from `RR_LITE_CHAOS` (record mode, before the main
+/// thread registers). A malformed value is reported and ignored.
+pub(crate) fn configure(value: Option<&[u8]>) {
+    let Some(value) = value.filter(|v| !v.is_empty()) else {
+        return;
+    };
+    let mut fields = value.split(|&b| b == b':');
+    let strategy = fields.next().unwrap_or_default();
+    let mut number = || fields.next().and_then(parse_u64);
+    let ok = match strategy {
+        b"random" => number().map(|seed| {
+            SEED.store(seed, Ordering::Relaxed);
+            STRATEGY.store(RANDOM, Ordering::Release);
+        }),
+        b"pct" => match (number(), number(), number()) {
+            (Some(seed), Some(depth), Some(events)) => {
+                configure_pct(seed, depth, events);
+                Some(())
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    if ok.is_none() {
+        crate::sys::warn(&[
+            b"RR_LITE_CHAOS must be pct:SEED:DEPTH:EVENTS or random:SEED, not '",
+            value,
+            b"': recording without chaos",
+        ]);
+    }
+}
+
+fn parse_u64(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |n, &d| {
+        d.is_ascii_digit()
+            .then_some(())
+            .and(n.checked_mul(10)?.checked_add(u64::from(d - b'0')))
+    })
+}
+
+fn configure_pct(seed: u64, depth: u64, events: u64) {
+    let depth = depth.clamp(1, MAX_CHANGES as u64 + 1);
+    let events = events.max(1);
+    let changes = (depth - 1) as usize;
+    let mut points = [u64::MAX; MAX_CHANGES];
+    for (i, point) in points.iter_mut().enumerate().take(changes) {
+        *point = 1 + mix(seed ^ mix(0xc4a0_5000 + i as u64)) % events;
+    }
+    points[..changes].sort_unstable();
+    for (slot, point) in CHANGE_POINTS.iter().zip(points) {
+        slot.store(point, Ordering::Relaxed);
+    }
+    SEED.store(seed, Ordering::Relaxed);
+    DEPTH.store(depth, Ordering::Relaxed);
+    STRATEGY.store(PCT, Ordering::Release);
+}
+
+/// At the process's exit: notes how many steps PCT counted, in the trace's
+/// `chaos-steps` (the recorder's estimate for the next run).
+pub(crate) fn note_steps() {
+    if strategy() != PCT {
+        return;
+    }
+    let mut digits = [0u8; 20];
+    let steps = crate::sys::decimal(STEP.load(Ordering::Relaxed), &mut digits);
+    crate::descriptors::locked(|| {
+        crate::sys::append_line_in_dir(
+            crate::mode::TRACE_DIR.get(),
+            rr_lite_trace::dir::CHAOS_STEPS_FILE.as_bytes(),
+            &[b"steps ", steps],
+        )
+    });
+}
+
+/// PCT is on: one thread at a time runs instrumented code.
+pub(crate) fn serialises() -> bool {
+    strategy() == PCT
+}
+
+fn strategy() -> u8 {
+    STRATEGY.load(Ordering::Acquire)
+}
+
+fn slot(id: u32) -> Option<&'static Slot> {
+    SLOTS.get(id as usize)
+}
+
+/// The scheduler lock: a spin lock (held for a scan of the thread table at
+/// most), yielding the processor while it waits.
+fn locked<R>(f: impl FnOnce() -> R) -> R {
+    let backoff = crossbeam_utils::Backoff::new();
+    while LOCK.swap(true, Ordering::Acquire) {
+        if backoff.is_completed() {
+            // SAFETY: no arguments.
+            unsafe { libc::syscall(libc::SYS_sched_yield) };
+        } else {
+            backoff.snooze();
+        }
+    }
+    let r = f();
+    LOCK.store(false, Ordering::Release);
+    r
+}
+
+/// The creator of thread `id` saw the creation succeed: under PCT the new
+/// thread is ready from now on, with its priority, so that the creator's
+/// next event already competes with it (the child's own start comes later,
+/// at a moment the kernel chooses).
+pub(crate) fn thread_created(id: u32) {
+    if strategy() == PCT {
+        locked(|| enter_ready(id));
+    }
+}
+
+/// Under the lock: thread `id` joins the schedule, ready, unless its
+/// creator entered it already.
+fn enter_ready(id: u32) {
+    let Some(s) = slot(id) else { return };
+    if s.state.load(Ordering::Relaxed) != ABSENT {
+        return;
+    }
+    let priority = INITIAL_BASE + (mix(SEED.load(Ordering::Relaxed) ^ mix(u64::from(id))) >> 24);
+    s.priority.store(priority, Ordering::Relaxed);
+    s.events.store(0, Ordering::Relaxed);
+    THREADS.fetch_max(id + 1, Ordering::Relaxed);
+    LIVE.fetch_add(1, Ordering::Relaxed);
+    s.state.store(READY, Ordering::Relaxed);
+    if TURN.load(Ordering::Relaxed) == NO_THREAD {
+        give_turn(id);
+    }
+    update_best_ready();
+}
+
+/// A thread registered (record mode): PCT enters it in the schedule if its
+/// creator did not (the main thread, which starts with the turn); random
+/// seeds its generator.
+pub(crate) fn thread_started(id: u32) {
+    let Some(s) = slot(id) else { return };
+    match strategy() {
+        PCT => locked(|| enter_ready(id)),
+        RANDOM => {
+            s.rng.store(
+                mix(SEED.load(Ordering::Relaxed) ^ mix(u64::from(id))),
+                Ordering::Relaxed,
+            );
+            s.events.store(0, Ordering::Relaxed);
+        }
+        _ => {}
+    }
+}
+
+/// A thread logged its last event: it gives the turn away for good.
+pub(crate) fn thread_finished(id: u32) {
+    if strategy() != PCT {
+        return;
+    }
+    let Some(s) = slot(id) else { return };
+    locked(|| {
+        if s.state.swap(ABSENT, Ordering::Relaxed) != ABSENT {
+            LIVE.fetch_sub(1, Ordering::Relaxed);
+        }
+        wake_lock_waiters();
+        if TURN.load(Ordering::Relaxed) == id {
+            hand_turn_to_best();
+        } else {
+            update_best_ready();
+        }
+    });
+}
+
+/// The thread is about to make a call that may block: it gives the turn to
+/// the best ready thread, and takes it back at its next event.
+pub(crate) fn blocking(id: u32) {
+    if strategy() != PCT {
+        return;
+    }
+    let Some(s) = slot(id) else { return };
+    if s.state.load(Ordering::Relaxed) == ABSENT {
+        return;
+    }
+    locked(|| {
+        s.state.store(BLOCKED, Ordering::Relaxed);
+        // The call may release a lock (a condition wait does).
+        wake_lock_waiters();
+        if TURN.load(Ordering::Relaxed) == id {
+            hand_turn_to_best();
+        } else {
+            update_best_ready();
+        }
+    });
+}
+
+/// The start of an event of thread `id`, which holds no stripe: PCT waits
+/// here for the turn, random may pause.
+#[inline]
+pub(crate) fn before_event(id: u32) {
+    match strategy() {
+        OFF => {}
+        PCT => pct_event(id),
+        _ => random_event(id),
+    }
+}
+
+fn pct_event(id: u32) {
+    let Some(s) = slot(id) else { return };
+    if s.state.load(Ordering::Relaxed) == ABSENT {
+        return;
+    }
+    if LIVE.load(Ordering::Relaxed) >= 2 {
+        let step = STEP.fetch_add(1, Ordering::Relaxed) + 1;
+        let change = NEXT_CHANGE.load(Ordering::Relaxed);
+        if change < MAX_CHANGES && step >= CHANGE_POINTS[change].load(Ordering::Relaxed) {
+            change_priority(s, change);
+        }
+    }
+    let events = s.events.load(Ordering::Relaxed) + 1;
+    s.events.store(events, Ordering::Relaxed);
+    let best_ready = BEST_READY.load(Ordering::Acquire);
+    if TURN.load(Ordering::Acquire) == id
+        && best_ready <= s.priority.load(Ordering::Relaxed)
+        && (events < MAX_TURN_EVENTS || best_ready == 0)
+    {
+        return;
+    }
+    give_way(id, s, events >= MAX_TURN_EVENTS);
+}
+
+/// The `change`-th change point (from 0) is reached: the running thread's
+/// priority drops to DEPTH-1-change, below every thread's initial one.
+#[cold]
+fn change_priority(s: &Slot, change: usize) {
+    locked(|| {
+        if NEXT_CHANGE
+            .compare_exchange(change, change + 1, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            let depth = DEPTH.load(Ordering::Relaxed);
+            s.priority.store(
+                depth.saturating_sub(1 + change as u64).max(1),
+                Ordering::Relaxed,
+            );
+        }
+    });
+}
+
+/// Slow path of an event: become ready, hand the turn on if this thread
+/// holds it (or nobody does), and wait until it comes back.
+#[cold]
+fn give_way(id: u32, s: &Slot, demote: bool) {
+    locked(|| {
+        if demote && TURN.load(Ordering::Relaxed) == id {
+            let low = NEXT_DEMOTED
+                .fetch_sub(1, Ordering::Relaxed)
+                .max(MAX_CHANGES as u64 + 1);
+            s.priority.store(
+                low.min(s.priority.load(Ordering::Relaxed)),
+                Ordering::Relaxed,
+            );
+        }
+        s.state.store(READY, Ordering::Relaxed);
+        let holder = TURN.load(Ordering::Relaxed);
+        if holder == id || holder == NO_THREAD {
+            hand_turn_to_best();
+        } else {
+            update_best_ready();
+        }
+    });
+    wait_for_turn(id, s);
+    s.events.store(0, Ordering::Relaxed);
+}
+
+/// PCT: the lock this thread (holding the turn) wants is held by another.
+/// As in PCT, it is not runnable until a thread releases a lock: it hands
+/// the turn to the best ready thread and waits, then tries again (the
+/// caller loops). Whether it gets the lock then depends on the schedule
+/// only, not on when the kernel wakes a blocked thread. False when no
+/// other thread is ready (the holder blocked elsewhere): the caller then
+/// blocks for real.
+pub(crate) fn wait_for_lock(id: u32) -> bool {
+    let Some(s) = slot(id) else { return false };
+    let handed = locked(|| {
+        if TURN.load(Ordering::Relaxed) != id {
+            return false;
+        }
+        let Some((other, _)) = best_ready_thread() else {
+            return false;
+        };
+        s.state.store(LOCK_WAIT, Ordering::Relaxed);
+        LOCK_WAITERS.fetch_add(1, Ordering::Relaxed);
+        give_turn(other);
+        update_best_ready();
+        true
+    });
+    if handed {
+        wait_for_turn(id, s);
+        s.events.store(0, Ordering::Relaxed);
+    }
+    handed
+}
+
+/// A lock (mutex, rwlock, spin lock, semaphore) was released: the threads
+/// waiting for one are ready again.
+pub(crate) fn lock_released() {
+    if strategy() == PCT && LOCK_WAITERS.load(Ordering::Relaxed) != 0 {
+        locked(|| {
+            wake_lock_waiters();
+            update_best_ready();
+        });
+    }
+}
+
+/// Under the lock: every `LOCK_WAIT` thread becomes ready.
+fn wake_lock_waiters() {
+    if LOCK_WAITERS.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let threads = THREADS.load(Ordering::Relaxed).min(MAX_THREADS as u32);
+    for s in &SLOTS[..threads as usize] {
+        if s.state.load(Ordering::Relaxed) == LOCK_WAIT {
+            s.state.store(READY, Ordering::Relaxed);
+        }
+    }
+    LOCK_WAITERS.store(0, Ordering::Relaxed);
+}
+
+/// Waits until the turn is this thread's, taking it from a holder that
+/// makes no events for too long.
+fn wait_for_turn(id: u32, s: &Slot) {
+    let mut last_step = STEP.load(Ordering::Relaxed);
+    let mut quiet_since = crate::sys::monotonic_ns();
+    loop {
+        let seen = s.wake.load(Ordering::Acquire);
+        if TURN.load(Ordering::Acquire) == id {
+            return;
+        }
+        crate::sys::futex_wait(&s.wake, seen, WAIT_SLICE_NS);
+        let step = STEP.load(Ordering::Relaxed);
+        let now = crate::sys::monotonic_ns();
+        if step != last_step {
+            last_step = step;
+            quiet_since = now;
+            continue;
+        }
+        let quiet = now.saturating_sub(quiet_since);
+        if quiet >= STEAL_AFTER_NS && s.state.load(Ordering::Relaxed) == LOCK_WAIT {
+            // The lock went free where nothing here saw it: ready again.
+            locked(|| {
+                if s.state.load(Ordering::Relaxed) == LOCK_WAIT {
+                    s.state.store(READY, Ordering::Relaxed);
+                    LOCK_WAITERS.fetch_sub(1, Ordering::Relaxed);
+                }
+                update_best_ready();
+            });
+        }
+        if quiet >= STEAL_SLEEPER_AFTER_NS && holder_is_stuck(quiet) {
+            try_steal(id, s);
+        }
+    }
+}
+
+/// The holder made no event for `quiet` ns: it blocked where the runtime
+/// does not see, or runs long outside instrumented code.
+fn holder_is_stuck(quiet: u64) -> bool {
+    if quiet >= STEAL_AFTER_NS {
+        return true;
+    }
+    let holder = TURN.load(Ordering::Acquire);
+    holder != NO_THREAD && crate::handover::asleep_outside_runtime(holder)
+}
+
+/// Takes the turn if this thread is still the best ready one.
+fn try_steal(id: u32, s: &Slot) {
+    locked(|| {
+        if TURN.load(Ordering::Relaxed) == id || s.state.load(Ordering::Relaxed) != READY {
+            return;
+        }
+        if best_ready_thread().is_some_and(|(best, _)| best == id) {
+            give_turn(id);
+            update_best_ready();
+        }
+    });
+}
+
+/// The ready thread with the highest priority (ties: the lowest id).
+fn best_ready_thread() -> Option<(u32, u64)> {
+    let threads = THREADS.load(Ordering::Relaxed).min(MAX_THREADS as u32);
+    let mut best: Option<(u32, u64)> = None;
+    for id in 0..threads {
+        let s = &SLOTS[id as usize];
+        if s.state.load(Ordering::Relaxed) != READY {
+            continue;
+        }
+        let p = s.priority.load(Ordering::Relaxed);
+        if best.is_none_or(|(_, bp)| p > bp) {
+            best = Some((id, p));
+        }
+    }
+    best
+}
+
+/// Under the lock: the turn goes to the best ready thread, or to nobody.
+fn hand_turn_to_best() {
+    match best_ready_thread() {
+        Some((best, _)) => give_turn(best),
+        None => TURN.store(NO_THREAD, Ordering::Release),
+    }
+    update_best_ready();
+}
+
+/// Under the lock: `to` (ready) gets the turn and is woken.
+fn give_turn(to: u32) {
+    let s = &SLOTS[to as usize];
+    s.state.store(RUNNING, Ordering::Relaxed);
+    TURN.store(to, Ordering::Release);
+    s.wake.fetch_add(1, Ordering::Release);
+    crate::sys::futex_wake_all(&s.wake);
+}
+
+/// Under the lock: refreshes `BEST_READY`.
+fn update_best_ready() {
+    let best = best_ready_thread().map_or(0, |(_, p)| p);
+    BEST_READY.store(best, Ordering::Release);
+}
+
+fn random_event(id: u32) {
+    let Some(s) = slot(id) else { return };
+    let events = s.events.load(Ordering::Relaxed) + 1;
+    s.events.store(events, Ordering::Relaxed);
+    let r = mix(s.rng.load(Ordering::Relaxed));
+    s.rng.store(r, Ordering::Relaxed);
+    let sleep_mask = if events <= 1024 { 63 } else { 8191 };
+    if r & sleep_mask == 0 {
+        let pause = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: (10_000 + (r >> 32) % 390_000) as libc::c_long,
+        };
+        // SAFETY: a valid timespec; the raw call, not the runtime's own
+        // sleep wrapper (which would end the event).
+        unsafe {
+            libc::syscall(
+                libc::SYS_nanosleep,
+                &pause as *const libc::timespec,
+                core::ptr::null_mut::<libc::timespec>(),
+            )
+        };
+    } else if (r >> 16) & 255 == 0 {
+        // SAFETY: no arguments.
+        unsafe { libc::syscall(libc::SYS_sched_yield) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_parse_strictly() {
+        assert_eq!(parse_u64(b"123"), Some(123));
+        assert_eq!(parse_u64(b""), None);
+        assert_eq!(parse_u64(b"12a"), None);
+        assert_eq!(parse_u64(b"99999999999999999999999"), None);
+    }
+
+    #[test]
+    fn priorities_are_ordered_by_kind() {
+        let initial = INITIAL_BASE + (mix(7) >> 24);
+        assert!(initial > DEMOTED_START);
+        assert!(DEMOTED_START > MAX_CHANGES as u64);
+        assert!(INITIAL_BASE + (u64::MAX >> 24) > initial);
+    }
+}
