@@ -26,6 +26,8 @@ struct Summary {
     argv: Vec<String>,
     /// Environment variables stored as placeholders (secret-looking names).
     masked_env: Vec<String>,
+    /// The chaos schedule the run was recorded under (`record --chaos`).
+    chaos: Option<rr_lite_trace::ChaosSchedule>,
     ending: Option<String>,
     exit_status: Option<i32>,
     threads: u32,
@@ -61,6 +63,7 @@ fn summarise(trace: &TraceDir) -> anyhow::Result<Summary> {
         program: header.map(|h| h.program.clone()),
         argv: header.map(|h| h.argv.clone()).unwrap_or_default(),
         masked_env: header.map(|h| h.masked_env.clone()).unwrap_or_default(),
+        chaos: header.and_then(|h| h.chaos),
         ending: header.map(|h| describe_ending(h.ending)),
         exit_status: header.map(|h| h.ending.shell_status()),
         threads: trace.threads(),
@@ -101,6 +104,9 @@ pub fn run(args: InfoArgs) -> anyhow::Result<i32> {
             "masked env:   {} (values stored as *; record --keep-env keeps them)",
             s.masked_env.join(", ")
         );
+    }
+    if let Some(chaos) = &s.chaos {
+        println!("chaos:        {}", chaos.describe());
     }
     println!("ended:        {}", or_unknown(s.ending));
     if let Some(w) = s.wall_time_s {

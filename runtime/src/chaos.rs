@@ -51,7 +51,6 @@
 use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::sys::MAX_THREADS;
-use crate::thread::NO_THREAD;
 
 /// Environment variable carrying the strategy (see the module doc).
 pub(crate) const CHAOS_ENV: &core::ffi::CStr = c"RR_LITE_CHAOS";
@@ -124,8 +123,10 @@ static NEXT_CHANGE: AtomicUsize = AtomicUsize::new(0);
 static STEP: AtomicU64 = AtomicU64::new(0);
 /// Threads in the schedule (ready, running or blocked).
 static LIVE: AtomicU32 = AtomicU32::new(0);
-/// The thread holding the turn, or `NO_THREAD`.
-static TURN: AtomicU32 = AtomicU32::new(NO_THREAD);
+/// No thread holds the turn.
+const NOBODY: u32 = u32::MAX;
+/// The thread holding the turn, or `NOBODY`.
+static TURN: AtomicU32 = AtomicU32::new(NOBODY);
 /// Highest priority among ready threads (0: none), for the per-event check.
 static BEST_READY: AtomicU64 = AtomicU64::new(0);
 /// One past the highest logical id registered.
@@ -273,7 +274,7 @@ fn enter_ready(id: u32) {
     THREADS.fetch_max(id + 1, Ordering::Relaxed);
     LIVE.fetch_add(1, Ordering::Relaxed);
     s.state.store(READY, Ordering::Relaxed);
-    if TURN.load(Ordering::Relaxed) == NO_THREAD {
+    if TURN.load(Ordering::Relaxed) == NOBODY {
         give_turn(id);
     }
     update_best_ready();
@@ -407,7 +408,7 @@ fn give_way(id: u32, s: &Slot, demote: bool) {
         }
         s.state.store(READY, Ordering::Relaxed);
         let holder = TURN.load(Ordering::Relaxed);
-        if holder == id || holder == NO_THREAD {
+        if holder == id || holder == NOBODY {
             hand_turn_to_best();
         } else {
             update_best_ready();
@@ -513,7 +514,7 @@ fn holder_is_stuck(quiet: u64) -> bool {
         return true;
     }
     let holder = TURN.load(Ordering::Acquire);
-    holder != NO_THREAD && crate::handover::asleep_outside_runtime(holder)
+    holder != NOBODY && crate::handover::asleep_outside_runtime(holder)
 }
 
 /// Takes the turn if this thread is still the best ready one.
@@ -550,7 +551,7 @@ fn best_ready_thread() -> Option<(u32, u64)> {
 fn hand_turn_to_best() {
     match best_ready_thread() {
         Some((best, _)) => give_turn(best),
-        None => TURN.store(NO_THREAD, Ordering::Release),
+        None => TURN.store(NOBODY, Ordering::Release),
     }
     update_best_ready();
 }
