@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #define THREADS 4
-#define ROUNDS 60000
+#define ROUNDS 200000
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static long counter;

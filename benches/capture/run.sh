@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # benches/capture/run.sh [RUNS] [SEEDS]: how many runs each way of running
-# takes to hit the bug of each program in this directory (order violation,
+# takes to hit the bug of each program in this directory and of
+# tests/c/chaos_order_violation.c (order violation,
 # atomicity violation, lost wakeup, lock-order deadlock, two-variable
 # reorder): native, plain `rr-lite record`, `--chaos=random` and
 # `--chaos=pct` (median over SEEDS seeds, each with --until-failure=RUNS),
@@ -19,8 +20,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export RR_LITE_TRACE_DIR=$work/traces
 bugs="order_violation atomicity lost_wakeup lock_order reorder"
+# The order violation is also the end-to-end test's (tests/chaos.rs).
 for p in $bugs locked_counter; do
-    "$rr" cc -O1 -pthread "$here/$p.c" -o "$work/$p"
+    src=$here/$p.c
+    [ "$p" = order_violation ] && src=$root/tests/c/chaos_order_violation.c
+    "$rr" cc -O1 -pthread "$src" -o "$work/$p"
 done
 
 # Runs of the uninstrumented-speed binary (the runtime is inert without
