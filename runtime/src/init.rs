@@ -291,10 +291,12 @@ pub(crate) fn log_process_exit(status: c_int, site: u64) {
         return;
     }
     events::drain_outputs();
-    wait_for_recorded_end();
     if mode::current() == Mode::Record {
         crate::chaos::note_steps();
     }
+    // The exit event comes first: other threads may have logged events
+    // ordered after it while the process was ending (another thread's
+    // crash), which replay must let run before it waits for their ends.
     events::log_event(
         EventKind::ProcessExit,
         pseudo::PROCESS,
@@ -302,6 +304,7 @@ pub(crate) fn log_process_exit(status: c_int, site: u64) {
         site,
         status as u32 as u64,
     );
+    wait_for_recorded_end();
     crate::thread_end::end_thread();
 }
 
@@ -313,7 +316,7 @@ fn wait_for_recorded_end() {
     }
     THREAD.with(|t| {
         t.enter();
-        crate::replay::publish_all(&t.replay);
+        crate::replay::publish_all_and_go_on(&t.replay);
         crate::replay::wait_for_others(&t.replay);
         t.leave();
     });
@@ -372,8 +375,9 @@ extern "C" fn on_fatal_signal(signal: c_int, info: *mut libc::siginfo_t, context
     };
     if events::with_tracked(|_, _| ()).is_some() {
         events::drain_outputs();
-        wait_for_recorded_end();
+        // The event first, as at exit (`log_process_exit`).
         events::log_event(EventKind::FatalSignal, fault_addr, 0, pc, signal as u64);
+        wait_for_recorded_end();
         events::release();
     }
     sys::set_errno(saved_errno);

@@ -496,6 +496,14 @@ fn park_at_end(r: &ReplayThread) -> ! {
 /// Publishes all the thread's events as done (before a real call that may
 /// block, so that the end-of-recording wait below sees it).
 pub(crate) fn publish_all(r: &ReplayThread) {
+    publish_all_and_go_on(r);
+    stop_at_recorded_end(r);
+}
+
+/// [`publish_all`] for a thread that goes on past its last recorded event
+/// on purpose: the one ending the process, which waits for the others'
+/// recorded ends and then exits as recorded.
+pub(crate) fn publish_all_and_go_on(r: &ReplayThread) {
     // A thread that may block ends its sequential run here: the dependency
     // waits still order everything that conflicts after it.
     pass_held_turn(r);
@@ -506,7 +514,6 @@ pub(crate) fn publish_all(r: &ReplayThread) {
         // reads them, and it polls.
         r.progress().done.store(r.index.get(), Ordering::SeqCst);
     }
-    stop_at_recorded_end(r);
 }
 
 pub(crate) fn set_status(r: &ReplayThread, status: ThreadStatus) {
