@@ -84,42 +84,48 @@ pub fn run(args: InfoArgs) -> anyhow::Result<i32> {
     let trace = open_trace(args.trace.as_deref())?;
     let s = summarise(&trace)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&s)?);
+        let text = serde_json::to_string_pretty(&s)?;
+        crate::output::write_line(&mut std::io::stdout().lock(), &text)?;
         return Ok(0);
     }
+    let mut lines = Vec::new();
     let or_unknown =
         |v: Option<String>| v.unwrap_or_else(|| "unknown (recording not finalised)".into());
-    println!(
+    lines.push(format!(
         "trace:        {}{}",
         s.trace.display(),
         if s.complete { "" } else { " (incomplete)" }
-    );
-    println!(
+    ));
+    lines.push(format!(
         "program:      {}",
         or_unknown(s.program.map(|p| p.display().to_string()))
-    );
-    println!("argv:         {}", s.argv.join(" "));
+    ));
+    lines.push(format!("argv:         {}", s.argv.join(" ")));
     if !s.masked_env.is_empty() {
-        println!(
+        lines.push(format!(
             "masked env:   {} (values stored as *; record --keep-env keeps them)",
             s.masked_env.join(", ")
-        );
+        ));
     }
     if let Some(chaos) = &s.chaos {
-        println!("chaos:        {}", chaos.describe());
+        lines.push(format!("chaos:        {}", chaos.describe()));
     }
-    println!("ended:        {}", or_unknown(s.ending));
+    lines.push(format!("ended:        {}", or_unknown(s.ending)));
     if let Some(w) = s.wall_time_s {
-        println!("wall time:    {w:.3} s");
+        lines.push(format!("wall time:    {w:.3} s"));
     }
-    println!("threads:      {}", s.threads);
+    lines.push(format!("threads:      {}", s.threads));
     let per_thread: Vec<String> = s
         .events_per_thread
         .iter()
         .enumerate()
         .map(|(t, n)| format!("t{t} {n}"))
         .collect();
-    println!("events:       {} ({})", s.events, per_thread.join(", "));
+    lines.push(format!(
+        "events:       {} ({})",
+        s.events,
+        per_thread.join(", ")
+    ));
     let kinds: Vec<String> = EventKind::ALL
         .iter()
         .filter_map(|k| {
@@ -128,10 +134,16 @@ pub fn run(args: InfoArgs) -> anyhow::Result<i32> {
                 .map(|n| format!("{} {n}", k.name()))
         })
         .collect();
-    println!("by kind:      {}", kinds.join(", "));
-    println!(
+    lines.push(format!("by kind:      {}", kinds.join(", ")));
+    lines.push(format!(
         "log bytes:    {} ({:.2} bytes/event)",
         s.log_bytes, s.bytes_per_event
-    );
+    ));
+    let mut out = std::io::stdout().lock();
+    for line in &lines {
+        if !crate::output::write_line(&mut out, line)? {
+            break;
+        }
+    }
     Ok(0)
 }

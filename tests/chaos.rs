@@ -213,3 +213,26 @@ fn bad_hunting_options_are_refused_clearly() {
         );
     }
 }
+
+#[test]
+fn info_into_a_closed_pipe_ends_quietly() {
+    use std::process::Stdio;
+    let program = build("chaos_interleaving");
+    let rec = record_pct(&program, 5);
+    let mut child = rr_command()
+        .arg("info")
+        .arg(&rec.trace)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Closed before rr-lite writes anything (`rr-lite info | head -0`).
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status_code(&out), 0, "{}", describe("info | closed", &out));
+    assert!(
+        !text(&out.stderr).contains("panicked"),
+        "{}",
+        describe("info", &out)
+    );
+}

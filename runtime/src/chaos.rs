@@ -33,9 +33,10 @@
 //!   others are ready (a spin loop waiting for one of them) is demoted below
 //!   every thread not demoted yet.
 //! * A holder blocked where the runtime cannot see (a raw futex, a full
-//!   pipe) makes no events: when none happened for [`STEAL_AFTER_NS`] (or
-//!   [`STEAL_SLEEPER_AFTER_NS`] if the holder sleeps outside the runtime),
-//!   the highest-priority ready thread takes the turn.
+//!   pipe) makes no events: when none happened for [`STEAL_SLEEPER_AFTER_NS`]
+//!   and it sleeps outside the runtime, or for [`STEAL_AFTER_NS`] and it
+//!   sleeps in the kernel at all, or for [`STEAL_RUNNABLE_AFTER_NS`]
+//!   whatever it does, the highest-priority ready thread takes the turn.
 //!
 //! Invariants: a thread waits for the turn only at the start of an event,
 //! holding no stripe, so the holder never waits for a waiter's stripe;
@@ -59,8 +60,15 @@ pub(crate) const CHAOS_ENV: &core::ffi::CStr = c"RR_LITE_CHAOS";
 /// Events a thread may run on one turn while others are ready, before it
 /// is demoted (a spinning thread must let the one it waits for run).
 const MAX_TURN_EVENTS: u64 = 20_000;
-/// Without any event for this long, the best ready thread takes the turn.
+/// Without any event for this long, the best ready thread takes the turn
+/// from a holder asleep in the kernel (blocked where the runtime does not
+/// see, or in an output to a full pipe).
 const STEAL_AFTER_NS: u64 = 20_000_000;
+/// The same for a holder that is runnable (a spin the runtime does not
+/// see, or only a busy machine): taking the turn from it lets threads run
+/// side by side, which may also let another thread's crash end the process
+/// between its real call and that call's event.
+const STEAL_RUNNABLE_AFTER_NS: u64 = 1_000_000_000;
 /// The same when the holder sleeps in the kernel outside the runtime.
 const STEAL_SLEEPER_AFTER_NS: u64 = 1_000_000;
 /// How long a waiter sleeps between looks at the holder.
@@ -86,6 +94,9 @@ const BLOCKED: u32 = 3;
 /// Wants a lock that another thread holds: not ready until a thread
 /// releases a lock, blocks or ends ([`lock_released`]).
 const LOCK_WAIT: u32 = 4;
+/// Joins a thread that has not ended: ready again when that thread ends
+/// ([`thread_finished`]), not when the kernel wakes it.
+const JOINING: u32 = 5;
 
 /// Priorities: initial ones above `DEMOTED_START`, demoted ones below it
 /// and above `MAX_CHANGES`, change-point ones at most `MAX_CHANGES`.
@@ -103,6 +114,16 @@ struct Slot {
     events: AtomicU64,
     /// The thread's random generator (random). Only the thread touches it.
     rng: AtomicU64,
+    /// Set while the thread waits in [`wait_for_turn`]: handed the turn, it
+    /// is about to wake, and nobody may take the turn from it meanwhile
+    /// (on a busy machine waking takes milliseconds).
+    waiting: AtomicBool,
+    /// The thread this one joins, while `JOINING`.
+    joins: AtomicU32,
+    /// Created and not at its first event yet: handed the turn, it will
+    /// take it once it has started (which may take a while), so nobody
+    /// takes the turn from it meanwhile.
+    starting: AtomicBool,
 }
 
 static SLOTS: [Slot; MAX_THREADS] = [const {
@@ -112,6 +133,9 @@ static SLOTS: [Slot; MAX_THREADS] = [const {
         wake: AtomicU32::new(0),
         events: AtomicU64::new(0),
         rng: AtomicU64::new(0),
+        waiting: AtomicBool::new(false),
+        joins: AtomicU32::new(NOBODY),
+        starting: AtomicBool::new(false),
     }
 }; MAX_THREADS];
 
@@ -238,15 +262,19 @@ fn slot(id: u32) -> Option<&'static Slot> {
 }
 
 /// The scheduler lock: a spin lock (held for a scan of the thread table at
-/// most), yielding the processor while it waits.
+/// most), yielding the processor while it waits. Raw `sched_yield`: some
+/// callers run outside the runtime's busy mark (inside pthread_create's or
+/// an unlock's real call), where the interposed yield would count as a
+/// blocking call and give the turn away.
 fn locked<R>(f: impl FnOnce() -> R) -> R {
-    let backoff = crossbeam_utils::Backoff::new();
+    let mut spins = 0u32;
     while LOCK.swap(true, Ordering::Acquire) {
-        if backoff.is_completed() {
+        spins += 1;
+        if spins < 64 {
+            core::hint::spin_loop();
+        } else {
             // SAFETY: no arguments.
             unsafe { libc::syscall(libc::SYS_sched_yield) };
-        } else {
-            backoff.snooze();
         }
     }
     let r = f();
@@ -260,6 +288,9 @@ fn locked<R>(f: impl FnOnce() -> R) -> R {
 /// at a moment the kernel chooses).
 pub(crate) fn thread_created(id: u32) {
     if strategy() == PCT {
+        if let Some(s) = slot(id) {
+            s.starting.store(true, Ordering::Release);
+        }
         locked(|| enter_ready(id));
     }
 }
@@ -312,6 +343,43 @@ pub(crate) fn thread_finished(id: u32) {
             LIVE.fetch_sub(1, Ordering::Relaxed);
         }
         wake_lock_waiters();
+        wake_joiners_of(id);
+        if TURN.load(Ordering::Relaxed) == id {
+            hand_turn_to_best();
+        } else {
+            update_best_ready();
+        }
+    });
+}
+
+/// Under the lock: the threads joining `id` are ready.
+fn wake_joiners_of(id: u32) {
+    let threads = THREADS.load(Ordering::Relaxed).min(MAX_THREADS as u32);
+    for s in &SLOTS[..threads as usize] {
+        if s.state.load(Ordering::Relaxed) == JOINING && s.joins.load(Ordering::Relaxed) == id {
+            s.state.store(READY, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The thread is about to join `target`: it gives the turn away and is
+/// ready again once `target` ends (a point of the schedule, where PCT makes
+/// the joiner runnable), not when the kernel wakes it. If `target` has
+/// ended already (its last step is taken; only glibc's teardown is left),
+/// the joiner keeps the turn through the short wait.
+pub(crate) fn joining(id: u32, target: u32) {
+    if strategy() != PCT {
+        return;
+    }
+    let Some(s) = slot(id) else { return };
+    locked(|| {
+        let ended = slot(target).is_none_or(|t| t.state.load(Ordering::Relaxed) == ABSENT);
+        if ended || s.state.load(Ordering::Relaxed) == ABSENT {
+            return;
+        }
+        s.joins.store(target, Ordering::Relaxed);
+        s.state.store(JOINING, Ordering::Relaxed);
+        wake_lock_waiters();
         if TURN.load(Ordering::Relaxed) == id {
             hand_turn_to_best();
         } else {
@@ -357,6 +425,13 @@ fn pct_event(id: u32) {
     let Some(s) = slot(id) else { return };
     if s.state.load(Ordering::Relaxed) == ABSENT {
         return;
+    }
+    s.starting.store(false, Ordering::Release);
+    if TURN.load(Ordering::Acquire) != id {
+        // Back from a call, or robbed of the turn: only the holder counts
+        // steps, so that the count (and where change points fall) does
+        // not depend on when the kernel lets a thread run.
+        give_way(id, s, false);
     }
     if LIVE.load(Ordering::Relaxed) >= 2 {
         let step = STEP.fetch_add(1, Ordering::Relaxed) + 1;
@@ -478,6 +553,12 @@ fn wake_lock_waiters() {
 /// Waits until the turn is this thread's, taking it from a holder that
 /// makes no events for too long.
 fn wait_for_turn(id: u32, s: &Slot) {
+    s.waiting.store(true, Ordering::Release);
+    wait_for_turn_marked(id, s);
+    s.waiting.store(false, Ordering::Release);
+}
+
+fn wait_for_turn_marked(id: u32, s: &Slot) {
     let mut last_step = STEP.load(Ordering::Relaxed);
     let mut quiet_since = crate::sys::monotonic_ns();
     loop {
@@ -535,8 +616,16 @@ fn taken_before_woken(id: u32, s: &Slot) {
 /// the turn).
 fn holder_is_stuck(quiet: u64) -> bool {
     let holder = TURN.load(Ordering::Acquire);
-    if quiet >= STEAL_AFTER_NS || holder == NOBODY {
+    if holder == NOBODY || quiet >= STEAL_RUNNABLE_AFTER_NS {
         return true;
+    }
+    let coming = slot(holder)
+        .is_some_and(|h| h.waiting.load(Ordering::Acquire) || h.starting.load(Ordering::Acquire));
+    if coming {
+        return false;
+    }
+    if quiet >= STEAL_AFTER_NS {
+        return crate::handover::sleeps_in_kernel(holder);
     }
     crate::handover::asleep_outside_runtime(holder)
 }

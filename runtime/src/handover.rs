@@ -114,6 +114,13 @@ pub(crate) fn asleep_outside_runtime(id: u32) -> bool {
     kernel_state(tid) == Some(b'S') && h.guard.load(Ordering::SeqCst) == 0
 }
 
+/// Thread `id` sleeps in the kernel (state `S` or `D`), inside the
+/// runtime or not: it is blocked, not merely waiting for a processor.
+pub(crate) fn sleeps_in_kernel(id: u32) -> bool {
+    let tid = kernel_tid(id);
+    tid != 0 && matches!(kernel_state(tid), Some(b'S' | b'D'))
+}
+
 /// The state letter of kernel thread `tid` of this process.
 fn kernel_state(tid: u32) -> Option<u8> {
     let mut path = [0u8; 48];

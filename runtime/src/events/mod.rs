@@ -536,7 +536,8 @@ pub(crate) fn after_exit_of(thread: u32, exit_addr: u64) {
     if crate::thread::has_exited(thread) {
         release();
     } else {
-        before_blocking();
+        release();
+        with_tracked(|t, _| busy(t, || crate::chaos::joining(t.id.get(), thread)));
     }
     crate::thread::wait_exited(thread);
     with_tracked(|t, _| busy(t, || t.record.clock_past(exit_addr)));
