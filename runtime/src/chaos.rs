@@ -344,22 +344,15 @@ pub(crate) fn thread_finished(id: u32) {
         }
         wake_lock_waiters();
         wake_joiners_of(id);
-        if TURN.load(Ordering::Relaxed) == id {
-            hand_turn_to_best();
-        } else {
-            update_best_ready();
-        }
+        pass_turn_if_held(id);
     });
 }
 
 /// Under the lock: the threads joining `id` are ready.
 fn wake_joiners_of(id: u32) {
-    let threads = THREADS.load(Ordering::Relaxed).min(MAX_THREADS as u32);
-    for s in &SLOTS[..threads as usize] {
-        if s.state.load(Ordering::Relaxed) == JOINING && s.joins.load(Ordering::Relaxed) == id {
-            s.state.store(READY, Ordering::Relaxed);
-        }
-    }
+    make_ready(|s| {
+        s.state.load(Ordering::Relaxed) == JOINING && s.joins.load(Ordering::Relaxed) == id
+    });
 }
 
 /// The thread is about to join `target`: it gives the turn away and is
@@ -380,11 +373,7 @@ pub(crate) fn joining(id: u32, target: u32) {
         s.joins.store(target, Ordering::Relaxed);
         s.state.store(JOINING, Ordering::Relaxed);
         wake_lock_waiters();
-        if TURN.load(Ordering::Relaxed) == id {
-            hand_turn_to_best();
-        } else {
-            update_best_ready();
-        }
+        pass_turn_if_held(id);
     });
 }
 
@@ -402,11 +391,7 @@ pub(crate) fn blocking(id: u32) {
         s.state.store(BLOCKED, Ordering::Relaxed);
         // The call may release a lock (a condition wait does).
         wake_lock_waiters();
-        if TURN.load(Ordering::Relaxed) == id {
-            hand_turn_to_best();
-        } else {
-            update_best_ready();
-        }
+        pass_turn_if_held(id);
     });
 }
 
@@ -485,12 +470,7 @@ fn give_way(id: u32, s: &Slot, demote: bool) {
             );
         }
         s.state.store(READY, Ordering::Relaxed);
-        let holder = TURN.load(Ordering::Relaxed);
-        if holder == id || holder == NOBODY {
-            hand_turn_to_best();
-        } else {
-            update_best_ready();
-        }
+        reschedule(id);
     });
     wait_for_turn(id, s);
     s.events.store(0, Ordering::Relaxed);
@@ -538,16 +518,20 @@ pub(crate) fn lock_released() {
 
 /// Under the lock: every `LOCK_WAIT` thread becomes ready.
 fn wake_lock_waiters() {
-    if LOCK_WAITERS.load(Ordering::Relaxed) == 0 {
-        return;
+    if LOCK_WAITERS.load(Ordering::Relaxed) != 0 {
+        make_ready(|s| s.state.load(Ordering::Relaxed) == LOCK_WAIT);
+        LOCK_WAITERS.store(0, Ordering::Relaxed);
     }
+}
+
+/// Under the lock: the threads for which `waits` holds become ready.
+fn make_ready(waits: impl Fn(&Slot) -> bool) {
     let threads = THREADS.load(Ordering::Relaxed).min(MAX_THREADS as u32);
     for s in &SLOTS[..threads as usize] {
-        if s.state.load(Ordering::Relaxed) == LOCK_WAIT {
+        if waits(s) {
             s.state.store(READY, Ordering::Relaxed);
         }
     }
-    LOCK_WAITERS.store(0, Ordering::Relaxed);
 }
 
 /// Waits until the turn is this thread's, taking it from a holder that
@@ -602,11 +586,7 @@ fn taken_before_woken(id: u32, s: &Slot) {
     locked(|| {
         if s.state.load(Ordering::Relaxed) == RUNNING && TURN.load(Ordering::Relaxed) != id {
             s.state.store(READY, Ordering::Relaxed);
-            if TURN.load(Ordering::Relaxed) == NOBODY {
-                hand_turn_to_best();
-            } else {
-                update_best_ready();
-            }
+            reschedule(id);
         }
     });
 }
@@ -658,6 +638,28 @@ fn best_ready_thread() -> Option<(u32, u64)> {
         }
     }
     best
+}
+
+/// Under the lock, after `id` became ready: if the turn is `id`'s or
+/// nobody's, it goes to the best ready thread (maybe `id`); `BEST_READY`
+/// is brought up to date either way.
+fn reschedule(id: u32) {
+    if TURN.load(Ordering::Relaxed) == NOBODY {
+        hand_turn_to_best();
+    } else {
+        pass_turn_if_held(id);
+    }
+}
+
+/// Under the lock, after `id`'s state changed: if `id` holds the turn, it
+/// goes to the best ready thread; `BEST_READY` is brought up to date
+/// either way.
+fn pass_turn_if_held(id: u32) {
+    if TURN.load(Ordering::Relaxed) == id {
+        hand_turn_to_best();
+    } else {
+        update_best_ready();
+    }
 }
 
 /// Under the lock: the turn goes to the best ready thread, or to nobody.

@@ -112,9 +112,17 @@ impl RecordThread {
         }
     }
 
+    /// Ends the previous event (its stripes unlocked, at a schedule point)
+    /// and locks `set` until the next hook: the start of every top-level
+    /// event.
+    pub(crate) fn hold_next(&self, set: StripeSet) {
+        self.release_at_schedule_point();
+        self.hold(set);
+    }
+
     /// Locks `set` (everything held was released first) and keeps it until
     /// the next hook.
-    pub(crate) fn hold(&self, set: StripeSet) {
+    fn hold(&self, set: StripeSet) {
         debug_assert!(self.held.get().is_empty(), "release before taking more");
         set.lock(self.id.get());
         self.held.set(set);
@@ -180,8 +188,7 @@ impl RecordThread {
             self.push_nested(stripe);
             return Acquired::Nested(want);
         }
-        self.release_at_schedule_point();
-        self.hold(want);
+        self.hold_next(want);
         Acquired::Top
     }
 

@@ -238,9 +238,8 @@ pub(crate) fn log_before_access(kind: EventKind, addr: u64, size: u64, site: u64
             return;
         }
         busy(t, || {
-            t.record.release_at_schedule_point();
             let set = StripeSet::for_access(addr, size);
-            t.record.hold(set);
+            t.record.hold_next(set);
             t.record.append_on(set, kind, addr, size, site, 0);
         })
     });
@@ -257,6 +256,22 @@ fn crashed_inside(t: &ThreadState) -> bool {
             replay::wait_next(&t.replay);
         }
         crash
+    })
+}
+
+/// The start the shapes around a real call `op` share: an untracked
+/// thread just calls it; in replay, a recording that crashed inside the
+/// call runs it as then (after the crash's predecessors). Otherwise
+/// `shape(thread, mode, op)`.
+fn around_call<R, F: FnOnce() -> R>(op: F, shape: impl FnOnce(&ThreadState, Mode, F) -> R) -> R {
+    let Some(mode) = with_tracked(|_, mode| mode) else {
+        return op();
+    };
+    on_tracked_thread(|t| {
+        if mode != Mode::Record && crashed_inside(t) {
+            return replay::guarded(&t.replay, op);
+        }
+        shape(t, mode, op)
     })
 }
 
@@ -561,13 +576,7 @@ pub(crate) fn log_after_nested_call<R>(
     op: impl FnOnce() -> R,
     payload: impl FnOnce(&R) -> u64,
 ) -> R {
-    let Some(mode) = with_tracked(|_, mode| mode) else {
-        return op();
-    };
-    on_tracked_thread(|t| {
-        if mode != Mode::Record && crashed_inside(t) {
-            return replay::guarded(&t.replay, op);
-        }
+    around_call(op, |t, mode, op| {
         if mode != Mode::Record {
             // Wait for the next event's predecessors before the real call
             // (it is this event, or one nested in the call), and stop here
@@ -617,20 +626,14 @@ pub(crate) fn log_after_copy<R>(
     site: u64,
     op: impl FnOnce() -> R,
 ) -> R {
-    let Some(mode) = with_tracked(|_, mode| mode) else {
-        return op();
-    };
-    on_tracked_thread(|t| {
-        if mode != Mode::Record && crashed_inside(t) {
-            return replay::guarded(&t.replay, op);
-        }
+    around_call(op, |t, mode, op| {
         busy(t, || {
-            finish_previous(t, mode);
             if mode == Mode::Record {
                 let mut set = StripeSet::for_access(src, len);
                 set.add_access(dst, len);
-                t.record.hold(set);
+                t.record.hold_next(set);
             } else {
+                finish_previous(t, mode);
                 replay::count(&t.replay, EventKind::ReadRange, src, site);
                 replay::count(&t.replay, EventKind::WriteRange, dst, site);
             }
@@ -656,15 +659,9 @@ pub(crate) fn log_after_copy<R>(
 /// it (record) and waited for before it (replay), like memcpy's ranges: a
 /// racy read of freed memory is ordered against the free.
 pub(crate) fn log_free(link: u64, freed: u64, site: u64, op: impl FnOnce()) {
-    let Some(mode) = with_tracked(|_, mode| mode) else {
-        return op();
-    };
     let heap = rr_lite_trace::pseudo::HEAP;
     let link_bytes = 8;
-    on_tracked_thread(|t| {
-        if mode != Mode::Record && crashed_inside(t) {
-            return replay::guarded(&t.replay, op);
-        }
+    around_call(op, |t, mode, op| {
         if mode != Mode::Record {
             let point = busy(t, || {
                 replay::publish_pending(&t.replay);
@@ -695,8 +692,7 @@ pub(crate) fn log_free(link: u64, freed: u64, site: u64, op: impl FnOnce()) {
             } else {
                 let mut set = StripeSet::for_access(link, link_bytes);
                 set.add_access(heap, 0);
-                t.record.release_held();
-                t.record.hold(set);
+                t.record.hold_next(set);
                 [Acquired::Nested(StripeSet::EMPTY), Acquired::Top]
             }
         });

@@ -303,6 +303,11 @@ fn lock_call(kind: EventKind, lock: u64, site: u64, op: impl FnOnce() -> c_int) 
     log_after_blocking_call(kind, lock, site, op, |&r| Some(r as u64), return_failure)
 }
 
+/// A trylock's result as a lock call's: None when the lock is held.
+fn taken_unless_busy(r: c_int) -> Option<c_int> {
+    (r != libc::EBUSY).then_some(r)
+}
+
 /// [`lock_call`] for a lock that `try_op` (its trylock, EBUSY when held)
 /// takes without blocking: see `events::log_after_lock_call`.
 fn lock_call_trying(
@@ -312,12 +317,11 @@ fn lock_call_trying(
     try_op: impl Fn() -> c_int,
     op: impl FnOnce() -> c_int,
 ) -> c_int {
-    let attempt = || Some(try_op()).filter(|&r| r != libc::EBUSY);
     events::log_after_lock_call(
         kind,
         lock,
         site,
-        attempt,
+        || taken_unless_busy(try_op()),
         op,
         |&r| Some(r as u64),
         return_failure,
@@ -330,7 +334,7 @@ pub(super) unsafe extern "C" fn mutex_lock(m: *mut pthread_mutex_t, site: u64) -
         addr(m),
         site,
         // SAFETY: forwarding (a trylock takes the lock as lock would).
-        || Some(unsafe { real::pthread_mutex_trylock(m) }).filter(|&r| r != libc::EBUSY),
+        || taken_unless_busy(unsafe { real::pthread_mutex_trylock(m) }),
         // SAFETY: forwarding.
         || unsafe { real::pthread_mutex_lock(m) },
         |&r| (r == 0).then_some(0),
