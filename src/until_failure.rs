@@ -47,7 +47,8 @@ pub struct HuntArgs {
     /// run has D-1 priority change points.
     #[arg(long, value_name = "D", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=16))]
     pct_depth: u32,
-    /// PCT: the number of events a run makes, among which change points are
+    /// PCT: the number of steps a run makes (events while two threads or
+    /// more live, bookkeeping left out), among which change points are
     /// drawn. Default: those of the newest recorded run of the program
     /// (10000 if none); --until-failure learns it from each run.
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]

@@ -82,6 +82,25 @@ fn pct_repeats_a_schedule_from_its_seed_and_varies_it_across_seeds() {
 }
 
 #[test]
+fn pct_lets_threads_finish_before_an_unjoined_exit_but_not_a_spinner() {
+    let program = build("chaos_unjoined");
+    for seed in 1..=4 {
+        let rec = record_pct(&program, seed);
+        let mut lines: Vec<&str> = rec.stdout.lines().collect();
+        lines.sort_unstable();
+        assert_eq!(
+            lines,
+            ["worker 0", "worker 1", "worker 2"],
+            "seed {seed}: every worker runs before main's exit\n{}",
+            rec.describe()
+        );
+        if seed == 1 {
+            replays_exactly(&rec.trace, 0, &rec.stdout);
+        }
+    }
+}
+
+#[test]
 fn random_chaos_records_a_trace_that_replays() {
     let program = build("chaos_interleaving");
     let rec = record_with_options(&["--chaos=random", "--seed", "3"], &program, &[], LIMIT);

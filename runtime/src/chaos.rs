@@ -10,9 +10,12 @@
 //!   Kothari, Musuvathi and Nagarakatte, ASPLOS 2010). Each thread gets a
 //!   random priority, drawn from the seed and its logical id, above every
 //!   change-point priority; DEPTH-1 change points are drawn uniformly in
-//!   1..=EVENTS (the estimated number of events of a run); when the run's
-//!   event count reaches the i-th (from 1), the running thread's priority
-//!   drops to DEPTH-i. One thread at a time holds the *turn* and runs
+//!   1..=EVENTS (the estimated number of steps of a run: events made while
+//!   two threads or more live, bookkeeping ones left out, see [`is_step`]);
+//!   when the run's step count reaches the i-th (from 1), the running
+//!   thread's priority drops to the (DEPTH-i)-th lowest change-point
+//!   priority. A thread ending the process waits below all of them
+//!   ([`exiting`]). One thread at a time holds the *turn* and runs
 //!   instrumented code: at each event a thread checks that it holds the turn
 //!   and that no ready thread has a higher priority, else it hands the turn
 //!   to the highest-priority ready thread and waits to get it back. A bug of
@@ -98,10 +101,21 @@ const LOCK_WAIT: u32 = 4;
 /// ([`thread_finished`]), not when the kernel wakes it.
 const JOINING: u32 = 5;
 
-/// Priorities: initial ones above `DEMOTED_START`, demoted ones below it
-/// and above `MAX_CHANGES`, change-point ones at most `MAX_CHANGES`.
+/// Priorities, from high to low: initial ones above `DEMOTED_START`;
+/// demoted ones (spinners) below it and above `LOWEST_CHANGE_POINT +
+/// MAX_CHANGES`; change-point ones from there down to
+/// `LOWEST_CHANGE_POINT`; `EXIT_PRIORITY`; `SPINNER_AT_EXIT`. (0 stands
+/// for "no thread ready" in `BEST_READY`.)
 const INITIAL_BASE: u64 = 1 << 40;
 const DEMOTED_START: u64 = 1 << 39;
+const LOWEST_CHANGE_POINT: u64 = 3;
+/// A thread ending the process ([`exiting`]) waits below every other...
+const EXIT_PRIORITY: u64 = 2;
+/// ...except spinners demoted while it waits, which would otherwise keep
+/// it from ending the process for ever.
+const SPINNER_AT_EXIT: u64 = 1;
+const _: () = assert!(LOWEST_CHANGE_POINT > EXIT_PRIORITY);
+const _: () = assert!(EXIT_PRIORITY > SPINNER_AT_EXIT && SPINNER_AT_EXIT > 0);
 
 #[derive(Debug)]
 struct Slot {
@@ -160,6 +174,8 @@ static BEST_READY: AtomicU64 = AtomicU64::new(0);
 static THREADS: AtomicU32 = AtomicU32::new(0);
 static NEXT_DEMOTED: AtomicU64 = AtomicU64::new(DEMOTED_START);
 static LOCK: AtomicBool = AtomicBool::new(false);
+/// The thread waiting in [`exiting`] to end the process, or `NOBODY`.
+static EXITING: AtomicU32 = AtomicU32::new(NOBODY);
 /// Threads in `LOCK_WAIT` (a fast check for [`lock_released`]).
 static LOCK_WAITERS: AtomicU32 = AtomicU32::new(0);
 
@@ -332,6 +348,43 @@ pub(crate) fn thread_started(id: u32) {
     }
 }
 
+/// The thread is about to end the process (exit, or return from main)
+/// while other threads live: PCT drops it below every other thread and
+/// gives way, so the others run until they block or end first. Programs
+/// often end without joining their threads, and their bugs need the
+/// workers done; an exit at the exiting thread's own priority (or after a
+/// change point lowered a worker) would cut most schedules short. Exits
+/// that interrupt a thread stay reachable where the thread blocks. A
+/// spinning thread demoted meanwhile drops below the exiting one
+/// ([`give_way`]): a worker that never ends does not keep the process
+/// from ending.
+pub(crate) fn exiting(id: u32) {
+    if strategy() != PCT || LIVE.load(Ordering::Relaxed) < 2 {
+        return;
+    }
+    let Some(s) = slot(id) else { return };
+    if s.state.load(Ordering::Relaxed) == ABSENT {
+        return;
+    }
+    locked(|| {
+        s.priority.store(EXIT_PRIORITY, Ordering::Relaxed);
+        EXITING.store(id, Ordering::Relaxed);
+    });
+    give_way(id, s, false);
+}
+
+/// Under the lock: `s` ranks below every thread not demoted yet (and
+/// above the change-point priorities).
+fn demote_below_undemoted(s: &Slot) {
+    let low = NEXT_DEMOTED
+        .fetch_sub(1, Ordering::Relaxed)
+        .max(LOWEST_CHANGE_POINT + MAX_CHANGES as u64);
+    s.priority.store(
+        low.min(s.priority.load(Ordering::Relaxed)),
+        Ordering::Relaxed,
+    );
+}
+
 /// A thread logged its last event: it gives the turn away for good.
 pub(crate) fn thread_finished(id: u32) {
     if strategy() != PCT {
@@ -395,18 +448,35 @@ pub(crate) fn blocking(id: u32) {
     });
 }
 
-/// The start of an event of thread `id`, which holds no stripe: PCT waits
-/// here for the turn, random may pause.
+/// Whether an event on `addr` is a PCT step, a place where a change point
+/// may fall. Bookkeeping events that no other thread's outcome depends on
+/// directly are not: a thread's start and end (and joins, ordered on its
+/// end), the thread-stack cache, the allocator, the process's exit. A
+/// priority change at one of them would have the same effect at the
+/// thread's next step, so counting them only dilutes the change points
+/// (in a small program they are half of its events).
 #[inline]
-pub(crate) fn before_event(id: u32) {
+pub(crate) fn is_step(addr: u64) -> bool {
+    use rr_lite_trace::pseudo;
+    !(matches!(
+        addr,
+        pseudo::HEAP | pseudo::THREAD_STACKS | pseudo::PROCESS | pseudo::CLOCK
+    ) || pseudo::is_thread_start_or_exit(addr))
+}
+
+/// The start of an event of thread `id`, which holds no stripe: PCT waits
+/// here for the turn, random may pause. `step`: the event is one PCT
+/// counts (see [`is_step`]).
+#[inline]
+pub(crate) fn before_event(id: u32, step: bool) {
     match strategy() {
         OFF => {}
-        PCT => pct_event(id),
+        PCT => pct_event(id, step),
         _ => random_event(id),
     }
 }
 
-fn pct_event(id: u32) {
+fn pct_event(id: u32, step: bool) {
     let Some(s) = slot(id) else { return };
     if s.state.load(Ordering::Relaxed) == ABSENT {
         return;
@@ -418,7 +488,7 @@ fn pct_event(id: u32) {
         // not depend on when the kernel lets a thread run.
         give_way(id, s, false);
     }
-    if LIVE.load(Ordering::Relaxed) >= 2 {
+    if step && LIVE.load(Ordering::Relaxed) >= 2 {
         let step = STEP.fetch_add(1, Ordering::Relaxed) + 1;
         let change = NEXT_CHANGE.load(Ordering::Relaxed);
         if change < MAX_CHANGES && step >= CHANGE_POINTS[change].load(Ordering::Relaxed) {
@@ -438,7 +508,8 @@ fn pct_event(id: u32) {
 }
 
 /// The `change`-th change point (from 0) is reached: the running thread's
-/// priority drops to DEPTH-1-change, below every thread's initial one.
+/// priority drops to the (DEPTH-1-change)-th lowest change-point
+/// priority, below every thread's initial one.
 #[cold]
 fn change_priority(s: &Slot, change: usize) {
     locked(|| {
@@ -448,7 +519,7 @@ fn change_priority(s: &Slot, change: usize) {
         {
             let depth = DEPTH.load(Ordering::Relaxed);
             s.priority.store(
-                depth.saturating_sub(1 + change as u64).max(1),
+                LOWEST_CHANGE_POINT + depth.saturating_sub(2 + change as u64),
                 Ordering::Relaxed,
             );
         }
@@ -461,13 +532,11 @@ fn change_priority(s: &Slot, change: usize) {
 fn give_way(id: u32, s: &Slot, demote: bool) {
     locked(|| {
         if demote && TURN.load(Ordering::Relaxed) == id {
-            let low = NEXT_DEMOTED
-                .fetch_sub(1, Ordering::Relaxed)
-                .max(MAX_CHANGES as u64 + 1);
-            s.priority.store(
-                low.min(s.priority.load(Ordering::Relaxed)),
-                Ordering::Relaxed,
-            );
+            if EXITING.load(Ordering::Relaxed) == NOBODY {
+                demote_below_undemoted(s);
+            } else {
+                s.priority.store(SPINNER_AT_EXIT, Ordering::Relaxed);
+            }
         }
         s.state.store(READY, Ordering::Relaxed);
         reschedule(id);
@@ -736,7 +805,7 @@ mod tests {
     fn priorities_are_ordered_by_kind() {
         let initial = INITIAL_BASE + (mix(7) >> 24);
         assert!(initial > DEMOTED_START);
-        assert!(DEMOTED_START > MAX_CHANGES as u64);
+        assert!(DEMOTED_START > LOWEST_CHANGE_POINT + MAX_CHANGES as u64);
         assert!(INITIAL_BASE + (u64::MAX >> 24) > initial);
     }
 }

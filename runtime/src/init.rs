@@ -287,7 +287,15 @@ pub(crate) fn register_thread(mode: Mode, id: u32, parent: u32) {
 
 /// Logs the exit status once, from exit()/_exit() or the on_exit handler.
 pub(crate) fn log_process_exit(status: c_int, site: u64) {
-    if events::with_tracked(|_, _| ()).is_none() || EXIT_LOGGED.swap(true, Ordering::AcqRel) {
+    let Some(id) = events::with_tracked(|t, _| t.id.get()) else {
+        return;
+    };
+    // Chaos first (record only): the exit may wait for other threads; a
+    // concurrent exit then finds the event not logged yet and logs it.
+    if !EXIT_LOGGED.load(Ordering::Acquire) {
+        crate::chaos::exiting(id);
+    }
+    if EXIT_LOGGED.swap(true, Ordering::AcqRel) {
         return;
     }
     events::drain_outputs();

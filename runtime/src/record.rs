@@ -104,19 +104,25 @@ impl RecordThread {
 
     /// Releases the stripes kept from the previous hook, at a point where
     /// chaos scheduling may stop the thread for others (it holds nothing
-    /// then, unless inside a call that keeps its stripe).
-    pub(crate) fn release_at_schedule_point(&self) {
+    /// then, unless inside a call that keeps its stripe). `step`: the event
+    /// is one PCT counts (see [`crate::chaos::is_step`]).
+    pub(crate) fn release_at_schedule_point(&self, step: bool) {
         self.release_held();
         if self.nest_depth.get() == 0 && self.nested_len.get() == 0 {
-            crate::chaos::before_event(self.id.get());
+            crate::chaos::before_event(self.id.get(), step);
         }
     }
 
     /// Ends the previous event (its stripes unlocked, at a schedule point)
     /// and locks `set` until the next hook: the start of every top-level
-    /// event.
+    /// event that touches program memory.
     pub(crate) fn hold_next(&self, set: StripeSet) {
-        self.release_at_schedule_point();
+        self.hold_next_counted(set, true);
+    }
+
+    /// [`Self::hold_next`] for an event that PCT counts as a step or not.
+    fn hold_next_counted(&self, set: StripeSet, step: bool) {
+        self.release_at_schedule_point(step);
         self.hold(set);
     }
 
@@ -188,7 +194,7 @@ impl RecordThread {
             self.push_nested(stripe);
             return Acquired::Nested(want);
         }
-        self.hold_next(want);
+        self.hold_next_counted(want, crate::chaos::is_step(addr));
         Acquired::Top
     }
 

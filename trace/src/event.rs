@@ -246,6 +246,11 @@ pub mod pseudo {
         THREAD_EXIT_BASE + u64::from(t) * STRIDE
     }
 
+    /// Whether `addr` is a thread's start or exit pseudo-address.
+    pub fn is_thread_start_or_exit(addr: u64) -> bool {
+        (THREAD_START_BASE..THREAD_EXIT_BASE + FAMILY_SPAN).contains(&addr)
+    }
+
     /// A human-readable name for a pseudo-address, if it is one.
     pub fn describe(addr: u64) -> Option<String> {
         let family =

@@ -408,7 +408,7 @@ pub(crate) fn log_after_lock_call<R>(
         Some(Mode::Record) => {
             // A point where chaos may let others run first: before the call
             // that may block, not only at its event, logged after it.
-            on_tracked_thread(|t| busy(t, || t.record.release_at_schedule_point()));
+            on_tracked_thread(|t| busy(t, || t.record.release_at_schedule_point(true)));
             let taken = if crate::chaos::serialises() {
                 attempt_under_pct(attempt)
             } else {
