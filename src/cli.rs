@@ -48,6 +48,24 @@ enum Command {
     Graph(crate::graph_cmd::GraphArgs),
     /// Build the bundled racy example, record it until two runs differ, replay each exactly.
     Demo(crate::demo_cmd::DemoArgs),
+    /// gdb's exec wrapper for `replay --debug`: becomes the recorded program.
+    #[command(name = "__replay-exec", hide = true)]
+    ReplayExec {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
+    /// Feeds the recorded standard input to a program replayed under gdb.
+    #[command(name = "__feed-stdin", hide = true)]
+    FeedStdin {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
+    /// gdb's `rr-lite-event`: where a thread is in the replay.
+    #[command(name = "__debug-event", hide = true)]
+    DebugEvent {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<std::ffi::OsString>,
+    },
     /// Compiler wrapper: `rr-lite cc ARGS...` runs cc ARGS... with instrumentation.
     #[command(name = "cc", disable_help_flag = true)]
     Cc {
@@ -76,6 +94,9 @@ impl Cli {
             Command::Rm(a) => crate::traces_cmd::rm(a),
             Command::Graph(a) => crate::graph_cmd::run(a),
             Command::Demo(a) => crate::demo_cmd::run(a),
+            Command::ReplayExec { args } => crate::debug_cmd::replay_exec(&args),
+            Command::FeedStdin { args } => crate::debug_cmd::feed_stdin(&args),
+            Command::DebugEvent { args } => crate::debug_cmd::debug_event(&args),
             // Reached only when main's raw dispatch did not see them first.
             Command::Cc { args } => crate::record_cmd::compiler(Language::C, &args),
             Command::Cxx { args } => crate::record_cmd::compiler(Language::Cxx, &args),

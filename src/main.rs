@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 mod cli;
+mod debug_cmd;
 mod demo_cmd;
 mod dump_cmd;
 mod graph_cmd;

@@ -32,12 +32,33 @@ pub struct ReplayArgs {
     /// command it would run is shown.
     #[arg(long)]
     accept_foreign: bool,
+    /// Replay under gdb: breakpoints, stepping and `continue` work as usual, and the
+    /// replay stays on the recorded path. Without --at or --at-end, gdb stops where it
+    /// would by itself (a crash, a breakpoint you set). In gdb, `rr-lite-event` shows
+    /// the selected thread's next event and sync point.
+    #[arg(long)]
+    pub(crate) debug: bool,
+    /// Stop in gdb when thread T is about to perform its event N, with that thread
+    /// selected (T:N as `dump` prints it, e.g. t1:42). Implies --debug.
+    #[arg(long, value_name = "T:N", value_parser = crate::debug_cmd::parse_event_id, conflicts_with = "at_end")]
+    pub(crate) at: Option<rr_lite_trace::state::DebugStop>,
+    /// Stop in gdb at the recorded end: at the faulting instruction of a crash, else
+    /// before the last recorded event (the exit). Implies --debug.
+    #[arg(long)]
+    pub(crate) at_end: bool,
+    /// The debugger --debug runs.
+    #[arg(long, value_name = "PATH", default_value = "gdb")]
+    pub(crate) gdb: PathBuf,
+    /// With --debug: arguments for gdb, after `--` (e.g. -- -batch -ex bt).
+    #[arg(last = true, value_name = "GDB-ARGS")]
+    pub(crate) gdb_args: Vec<std::ffi::OsString>,
 }
 
 /// Exit statuses of the replay, besides the program's own.
 pub const STATUS_HELP: &str = "Exit status: the program's (128+N if signal N ended it); \
 86 if the replay diverged from the recording; 87 if the deadlock watchdog stopped it; \
-1 for rr-lite's own errors.";
+1 for rr-lite's own errors. With --debug: gdb's status, or 86 if the program left the \
+recorded path under gdb.";
 
 pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     let trace = open_trace(args.trace.as_deref())?;
@@ -54,6 +75,13 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     // The program loads the runtime from the cache: restore it if deleted.
     rr_lite_recorder::runtime::install()?;
     warn_about_changed_inputs(&trace)?;
+    if args.debug || args.at.is_some() || args.at_end {
+        return crate::debug_cmd::run(&trace, &options, &args);
+    }
+    anyhow::ensure!(
+        args.gdb_args.is_empty(),
+        "arguments after `--` are for gdb: add --debug to replay under gdb"
+    );
     let outcome = replay(&trace, &options)?;
     let mut symbols = symbolizer(&trace)?;
     match outcome {
@@ -103,7 +131,7 @@ fn warn_about_changed_inputs(trace: &rr_lite_trace::TraceDir) -> anyhow::Result<
     Ok(())
 }
 
-fn describe_event(e: &RecordedEvent, symbols: &mut Symbolizer) -> String {
+pub(crate) fn describe_event(e: &RecordedEvent, symbols: &mut Symbolizer) -> String {
     let site = if e.kind == EventKind::ThreadStart {
         symbols.code_at(e.site)
     } else {
@@ -112,15 +140,16 @@ fn describe_event(e: &RecordedEvent, symbols: &mut Symbolizer) -> String {
     format!("{} {} at {site}", e.kind.name(), describe_addr(e.addr))
 }
 
-fn print_divergence(r: &DivergenceReport, symbols: &mut Symbolizer) {
+pub(crate) fn print_divergence(r: &DivergenceReport, symbols: &mut Symbolizer) {
     let expected = r
         .expected
         .as_ref()
         .map(|e| describe_event(e, symbols))
         .unwrap_or_else(|| "nothing (the recording has no such event)".into());
     eprintln!(
-        "rr-lite: replay diverged from the recording in thread {} at event {}",
-        r.thread, r.index
+        "rr-lite: replay diverged from the recording in thread {} at event t{}:{} \
+         (`rr-lite replay --at t{}:{}` stops there in gdb)",
+        r.thread, r.thread, r.index, r.thread, r.index
     );
     match r.what {
         Divergence::Event | Divergence::HeapAddress | Divergence::Result => {
@@ -180,8 +209,8 @@ fn print_deadlock(r: &DeadlockReport, symbols: &mut Symbolizer) {
             .unwrap_or_else(|| "?".into());
         if w.blocked_in_call {
             eprintln!(
-                "  thread {} at event {} ({next}) is blocked in a real call (a lock held by a waiting thread?)",
-                w.thread, w.at_index
+                "  thread {} at event t{}:{} ({next}) is blocked in a real call (a lock held by a waiting thread?)",
+                w.thread, w.thread, w.at_index
             );
             continue;
         }
@@ -194,16 +223,16 @@ fn print_deadlock(r: &DeadlockReport, symbols: &mut Symbolizer) {
         }
         match (w.waits_for, w.turn) {
             (Some((u, j)), _) => eprintln!(
-                "  thread {} at event {} ({next}) waits for thread {u} to complete event {j}",
-                w.thread, w.at_index
+                "  thread {} at event t{}:{} ({next}) waits for thread {u} to complete event t{u}:{j}",
+                w.thread, w.thread, w.at_index
             ),
             (None, Some(turn)) => eprintln!(
-                "  thread {} at event {} ({next}) waits for global turn {turn}",
-                w.thread, w.at_index
+                "  thread {} at event t{}:{} ({next}) waits for global turn {turn}",
+                w.thread, w.thread, w.at_index
             ),
             _ => eprintln!(
-                "  thread {} at event {} ({next}) waits",
-                w.thread, w.at_index
+                "  thread {} at event t{}:{} ({next}) waits",
+                w.thread, w.thread, w.at_index
             ),
         }
     }

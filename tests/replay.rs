@@ -921,7 +921,7 @@ fn corrupted_plan_is_reported_by_the_watchdog() {
     assert!(
         stderr.contains("deadlock")
             && stderr.contains(&format!("thread {t} "))
-            && stderr.contains(&format!("waits for thread 0 to complete event {FAR}")),
+            && stderr.contains(&format!("waits for thread 0 to complete event t0:{FAR}")),
         "the report does not name thread {t} waiting for thread 0's event {FAR}\n{}",
         describe("replay with a corrupted plan", &out)
     );

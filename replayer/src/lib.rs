@@ -4,11 +4,13 @@
 //! program as recorded (same path, argv, cwd, environment, ASLR off) with
 //! the runtime in replay mode, watches the shared state for a deadlock, and
 //! reads back how it ended: the program's status, a divergence, or a
-//! deadlock, with the details for a report. `inputs` tells which files the
-//! program read live have changed since the recording.
+//! deadlock, with the details for a report. `debug` runs the same session
+//! under gdb (`replay --debug`). `inputs` tells which files the program
+//! read live have changed since the recording.
 
 #![forbid(unsafe_code)]
 
+pub mod debug;
 mod error;
 pub mod inputs;
 pub mod plans;

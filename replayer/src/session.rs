@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use rr_lite_supervise::{StdinSource, Tick, disable_aslr_for_children, supervise};
 use rr_lite_trace::plan::{PlanVariant, SESSION_ENV, session_dir_name};
 use rr_lite_trace::state::{
-    Divergence, ProgressSnapshot, STATE_FILE, StateSnapshot, ThreadStatus, new_state_file,
+    DebugStop, Divergence, ProgressSnapshot, STATE_FILE, StateSnapshot, ThreadStatus,
+    new_state_file,
 };
 use rr_lite_trace::{EventKind, ProgramEnding, RecordedEvent, TraceDir};
 
@@ -272,8 +273,13 @@ fn new_session_id() -> String {
 }
 
 /// Writes the zeroed state file the runtime maps.
-fn create_state(path: &Path, entries: &[u64], variant: PlanVariant) -> Result<(), ReplayError> {
-    rr_lite_trace::private::write(path, new_state_file(entries, variant as u32))
+fn create_state(
+    path: &Path,
+    entries: &[u64],
+    variant: PlanVariant,
+    stop: Option<DebugStop>,
+) -> Result<(), ReplayError> {
+    rr_lite_trace::private::write(path, new_state_file(entries, variant as u32, stop))
         .map_err(ReplayError::io("write", path))
 }
 
@@ -290,7 +296,7 @@ fn replay_environment(recorded: &[(String, String)], session: &str) -> Vec<(Stri
 }
 
 /// Removes the session directory when the replay is over, however it ends.
-struct SessionDir(PathBuf);
+pub(crate) struct SessionDir(pub(crate) PathBuf);
 
 impl Drop for SessionDir {
     fn drop(&mut self) {
@@ -310,8 +316,22 @@ fn recorded_stdin(trace: &TraceDir) -> Result<StdinSource, ReplayError> {
     }
 }
 
-/// Replays a trace.
-pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome, ReplayError> {
+/// A replay session ready to start: the trace checked, its plans built,
+/// the session directory and its state file created.
+pub(crate) struct Prepared<'t> {
+    pub(crate) header: &'t rr_lite_trace::TraceHeader,
+    pub(crate) session: String,
+    /// Removed when the session is dropped.
+    pub(crate) _dir: SessionDir,
+    pub(crate) state_path: PathBuf,
+}
+
+/// Checks that `trace` may be replayed, and prepares a session for it.
+pub(crate) fn prepare<'t>(
+    trace: &'t TraceDir,
+    options: &ReplayOptions,
+    stop: Option<DebugStop>,
+) -> Result<Prepared<'t>, ReplayError> {
     let header = trace.header().ok_or_else(|| ReplayError::NotReplayable {
         path: trace.path().to_path_buf(),
     })?;
@@ -323,13 +343,23 @@ pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome
     }
     check_trust(trace, header, options.accept_foreign)?;
     let session = new_session_id();
-    let session_dir = SessionDir(trace.path().join(session_dir_name(&session)));
-    rr_lite_trace::private::create_dir_all(&session_dir.0)
-        .map_err(ReplayError::io("create", &session_dir.0))?;
-    ensure_plans(trace, options.variant, &session_dir.0)?;
-    let state_path = session_dir.0.join(STATE_FILE);
-    create_state(&state_path, &header.entries, options.variant)?;
+    let dir = SessionDir(trace.path().join(session_dir_name(&session)));
+    rr_lite_trace::private::create_dir_all(&dir.0).map_err(ReplayError::io("create", &dir.0))?;
+    ensure_plans(trace, options.variant, &dir.0)?;
+    let state_path = dir.0.join(STATE_FILE);
+    create_state(&state_path, &header.entries, options.variant, stop)?;
+    Ok(Prepared {
+        header,
+        session,
+        _dir: dir,
+        state_path,
+    })
+}
 
+/// The recorded program as it ran: its path, argv (argv[0] included),
+/// working directory and environment (in replay mode for `session`), with
+/// address-space randomisation off.
+pub(crate) fn program_command(header: &rr_lite_trace::TraceHeader, session: &str) -> Command {
     let mut cmd = Command::new(&header.program);
     if let Some((arg0, args)) = header.argv.split_first() {
         std::os::unix::process::CommandExt::arg0(&mut cmd, arg0);
@@ -337,8 +367,17 @@ pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome
     }
     cmd.current_dir(&header.cwd)
         .env_clear()
-        .envs(replay_environment(&header.env, &session));
+        .envs(replay_environment(&header.env, session));
     disable_aslr_for_children();
+    cmd
+}
+
+/// Replays a trace.
+pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome, ReplayError> {
+    let prepared = prepare(trace, options, None)?;
+    let header = prepared.header;
+    let state_path = prepared.state_path.clone();
+    let mut cmd = program_command(header, &prepared.session);
 
     let mut last_progress = (u64::MAX, Instant::now());
     let mut deadlock = None;
@@ -404,6 +443,13 @@ pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome
 fn recorded_event(trace: &TraceDir, t: u32, index: u64) -> Option<RecordedEvent> {
     let mut reader = trace.thread_events(t).ok()?;
     reader.nth(index as usize)?.ok()
+}
+
+/// The divergence the state file at `path` reports, if any.
+pub(crate) fn divergence_in(trace: &TraceDir, path: &Path) -> Option<DivergenceReport> {
+    State::read(path)
+        .filter(|s| s.0.diverged().is_some())
+        .map(|s| divergence_report(trace, &s))
 }
 
 fn divergence_report(trace: &TraceDir, s: &State) -> DivergenceReport {

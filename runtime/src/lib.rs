@@ -17,6 +17,7 @@
 
 mod alloc;
 mod chaos;
+mod debugger;
 mod descriptors;
 mod events;
 mod fast_tls;

@@ -34,6 +34,37 @@ pub fn disable_aslr_for_children() {
     let _ = personality::set(current | Persona::ADDR_NO_RANDOMIZE);
 }
 
+/// Runs an interactive child (a debugger) to its end: Ctrl-C and Ctrl-\
+/// are its own (they reach it through the terminal's process group; here
+/// they are caught and dropped, so this process outlives them and cleans up
+/// after the child).
+pub fn run_in_foreground(cmd: &mut Command, program: &Path) -> Result<ExitStatus, SuperviseError> {
+    use signal_hook::consts::{SIGINT, SIGQUIT};
+    let caught = Arc::new(AtomicBool::new(false));
+    let mut ids = Vec::new();
+    for signal in [SIGINT, SIGQUIT] {
+        let id = signal_hook::flag::register(signal, Arc::clone(&caught))
+            .map_err(|source| SuperviseError::SignalHandlers { source })?;
+        ids.push(id);
+    }
+    let status = cmd
+        .spawn()
+        .map_err(|source| SuperviseError::Spawn {
+            path: program.to_path_buf(),
+            source,
+        })
+        .and_then(|mut child| {
+            child.wait().map_err(|source| SuperviseError::Wait {
+                path: program.to_path_buf(),
+                source,
+            })
+        });
+    for id in ids {
+        signal_hook::low_level::unregister(id);
+    }
+    status
+}
+
 /// The interrupt signal (what Ctrl-C sends), for [`Tick::Signal`].
 pub const SIGINT: i32 = signal_hook::consts::SIGINT;
 

@@ -16,13 +16,13 @@ use core::sync::atomic::{AtomicU32, AtomicU64};
 /// First eight bytes of the state file.
 pub const STATE_MAGIC: [u8; 8] = *b"RRLITE\0R";
 /// Layout version of the state file (bumped with any change of the types).
-pub const STATE_VERSION: u32 = 2;
+pub const STATE_VERSION: u32 = 3;
 /// Name of the state file inside a replay session directory.
 pub const STATE_FILE: &str = "state";
 
 /// The file's header. Written by the replayer before the program starts
-/// (`magic`, `version`, `threads`, `plan_variant`); everything else is
-/// shared progress, written by the program's threads.
+/// (`magic`, `version`, `threads`, `plan_variant`, the debug stop);
+/// everything else is shared progress, written by the program's threads.
 #[repr(C)]
 #[derive(Debug)]
 pub struct StateHeader {
@@ -45,7 +45,12 @@ pub struct StateHeader {
     /// a thread that sleeps in a call the runtime does not see.
     pub turn_counted: AtomicU64,
     pub turn_holder: AtomicU32,
-    _reserved: [u32; 3],
+    /// `replay --debug --at T:N`: T + 1 (0: no stop). Thread T calls the
+    /// runtime's `rr_lite_debug_stop` (where the debugger has a
+    /// breakpoint) when it is about to perform its event N.
+    pub debug_stop_thread: u32,
+    /// N, the per-thread index of that event.
+    pub debug_stop_index: u64,
 }
 
 /// Where and how the first divergence happened.
@@ -106,6 +111,8 @@ const _: () = assert!(SLOT_LEN == 64);
 const _: () = assert!(core::mem::align_of::<StateHeader>() == 8);
 const _: () = assert!(core::mem::align_of::<ThreadProgress>() == 8);
 const _: () = assert!(offset_of!(StateHeader, divergence) == 40);
+const _: () = assert!(offset_of!(StateHeader, debug_stop_thread) == 116);
+const _: () = assert!(offset_of!(StateHeader, debug_stop_index) == 120);
 const _: () = assert!(cfg!(target_endian = "little"));
 
 /// Size of a state file for `threads` threads.
@@ -118,9 +125,26 @@ pub fn slot_offset(t: u32) -> usize {
     HEADER_LEN + t as usize * SLOT_LEN
 }
 
+/// Where `replay --debug --at T:N` stops: thread T about to perform its
+/// event N (its per-thread index, as `dump` prints it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DebugStop {
+    pub thread: u32,
+    pub index: u64,
+}
+
+impl DebugStop {
+    /// From the header's fields (thread + 1, 0 for none).
+    fn decode(thread_plus_one: u32, index: u64) -> Option<DebugStop> {
+        thread_plus_one
+            .checked_sub(1)
+            .map(|thread| DebugStop { thread, index })
+    }
+}
+
 /// The bytes of a fresh state file: zeroed progress, the header filled in
 /// and each thread's recorded event count.
-pub fn new_state_file(recorded: &[u64], plan_variant: u32) -> Vec<u8> {
+pub fn new_state_file(recorded: &[u64], plan_variant: u32, stop: Option<DebugStop>) -> Vec<u8> {
     let threads = recorded.len() as u32;
     let mut bytes = vec![0u8; file_len_for(threads)];
     let mut put = |at: usize, value: &[u8]| bytes[at..at + value.len()].copy_from_slice(value);
@@ -134,6 +158,16 @@ pub fn new_state_file(recorded: &[u64], plan_variant: u32) -> Vec<u8> {
         offset_of!(StateHeader, plan_variant),
         &plan_variant.to_le_bytes(),
     );
+    if let Some(stop) = stop {
+        put(
+            offset_of!(StateHeader, debug_stop_thread),
+            &(stop.thread + 1).to_le_bytes(),
+        );
+        put(
+            offset_of!(StateHeader, debug_stop_index),
+            &stop.index.to_le_bytes(),
+        );
+    }
     for (t, n) in (0..threads).zip(recorded) {
         put(
             slot_offset(t) + offset_of!(ThreadProgress, recorded),
@@ -177,8 +211,14 @@ impl StateHeader {
             },
             turn_counted: AtomicU64::new(u64::MAX),
             turn_holder: AtomicU32::new(0),
-            _reserved: [0; 3],
+            debug_stop_thread: 0,
+            debug_stop_index: 0,
         }
+    }
+
+    /// Where `replay --debug --at` stops, if it does.
+    pub fn debug_stop(&self) -> Option<DebugStop> {
+        DebugStop::decode(self.debug_stop_thread, self.debug_stop_index)
     }
 
     /// Checks the header of a mapped state file `file_len` bytes long
@@ -244,6 +284,13 @@ impl StateSnapshot {
 
     pub fn turn(&self) -> u64 {
         self.u64_at(offset_of!(StateHeader, turn))
+    }
+
+    pub fn debug_stop(&self) -> Option<DebugStop> {
+        DebugStop::decode(
+            self.u32_at(offset_of!(StateHeader, debug_stop_thread)),
+            self.u64_at(offset_of!(StateHeader, debug_stop_index)),
+        )
     }
 
     pub fn diverged(&self) -> Option<Divergence> {
@@ -352,7 +399,7 @@ mod tests {
 
     #[test]
     fn a_new_file_reads_back() {
-        let bytes = new_state_file(&[5, 7, 9], 2);
+        let bytes = new_state_file(&[5, 7, 9], 2, None);
         assert_eq!(bytes.len(), 128 + 3 * 64);
         let s = StateSnapshot::parse(&bytes).unwrap();
         assert_eq!(s.threads(), 3);
@@ -361,6 +408,20 @@ mod tests {
         assert_eq!(s.turn(), 0);
         assert_eq!(bytes[..8], STATE_MAGIC);
         assert_eq!(bytes[8..12], STATE_VERSION.to_le_bytes());
+        assert_eq!(s.debug_stop(), None);
+    }
+
+    #[test]
+    fn a_debug_stop_reads_back() {
+        let stop = DebugStop {
+            thread: 0,
+            index: 41,
+        };
+        let bytes = new_state_file(&[50, 60], 1, Some(stop));
+        assert_eq!(
+            StateSnapshot::parse(&bytes).unwrap().debug_stop(),
+            Some(stop)
+        );
     }
 
     #[test]
@@ -381,7 +442,7 @@ mod tests {
 
     #[test]
     fn a_snapshot_of_a_short_copy_reads_zeroes() {
-        let bytes = new_state_file(&[1, 2, 3], 1);
+        let bytes = new_state_file(&[1, 2, 3], 1, None);
         let s = StateSnapshot::parse(&bytes[..HEADER_LEN + SLOT_LEN]).unwrap();
         assert_eq!(s.threads(), 1);
         assert_eq!(s.thread(2), ProgressSnapshot::default());

@@ -13,6 +13,7 @@
 //! publisher wakes the slot's sleepers. Sequential plans wait instead for
 //! the global turn `seq` and publish `seq + 1`.
 
+mod debug_stop;
 mod plan;
 mod shared;
 
@@ -24,6 +25,7 @@ use rr_lite_trace::plan::{PointRecord, flags};
 use rr_lite_trace::state::{Divergence, ThreadStatus};
 use rr_lite_trace::{EventKind, fold_access_hash};
 
+pub(crate) use debug_stop::position as debug_position;
 pub(crate) use plan::{Plan, load_plan};
 
 use crate::sys;
@@ -62,6 +64,9 @@ pub(crate) struct ReplayThread {
     held_turn: Cell<Option<u64>>,
     /// Hash of the events so far (compared at thread exit).
     hash: Cell<u64>,
+    /// `replay --debug --at`: the index of the event before which this
+    /// thread stops in the debugger, or `u64::MAX`.
+    debug_stop: Cell<u64>,
 }
 
 impl ReplayThread {
@@ -76,6 +81,7 @@ impl ReplayThread {
             pending_done: Cell::new(false),
             held_turn: Cell::new(None),
             hash: Cell::new(0),
+            debug_stop: Cell::new(u64::MAX),
         }
     }
 
@@ -105,10 +111,13 @@ pub(crate) fn open_session(session_dir: &[u8]) -> bool {
     shared::map_state(session_dir) && plan::set_plan_dir(crate::mode::TRACE_DIR.get(), session_dir)
 }
 
-/// Where counting must stop next: the index of point `cursor` or the
-/// thread's recorded end, whichever comes first.
-fn next_stop(plan: &Plan, cursor: u64) -> u64 {
-    plan.index_of(cursor).min(plan.accesses)
+/// Where counting must stop next: the index of point `cursor`, the
+/// thread's recorded end or its debugger stop, whichever comes first.
+fn next_stop(r: &ReplayThread, cursor: u64) -> u64 {
+    let plan = r.plan.get();
+    plan.index_of(cursor)
+        .min(plan.accesses)
+        .min(r.debug_stop.get())
 }
 
 /// Gives the thread its id and plan, and marks it started.
@@ -117,7 +126,8 @@ pub(crate) fn start_thread(r: &ReplayThread, id: u32, plan: Plan) {
     r.plan.set(plan);
     r.index.set(0);
     r.cursor.set(0);
-    r.next_point.set(next_stop(&plan, 0));
+    r.debug_stop.set(debug_stop::stop_index_of(id));
+    r.next_point.set(next_stop(r, 0));
     r.hash.set(rr_lite_trace::ACCESS_HASH_SEED);
     let me = r.progress();
     me.kernel_tid
@@ -392,8 +402,20 @@ pub(crate) fn wait_next(r: &ReplayThread) -> Option<&'static PointRecord> {
         .filter(|p| p.index == r.index.get())?;
     if !r.waited.replace(true) {
         wait_for_point(r, p);
+        if p.index == r.debug_stop.get() {
+            r.debug_stop.set(u64::MAX);
+            debug_stop::rr_lite_debug_stop(r.id.get(), p.index);
+        }
     }
     Some(p)
+}
+
+/// The plan's next point is the event at `index`.
+fn point_is_at(r: &ReplayThread, index: u64) -> bool {
+    r.plan
+        .get()
+        .point(r.cursor.get())
+        .is_some_and(|p| p.index == index)
 }
 
 /// Counts one event: advances the index and hash and, at a point, waits
@@ -428,6 +450,17 @@ fn count_at_point(
     site: u64,
     index: u64,
 ) -> Option<&'static PointRecord> {
+    if index == r.debug_stop.get() && !point_is_at(r, index) {
+        // The debugger's stop, not a point: nothing to wait for first (at a
+        // point, `wait_next` stops once the waits are done).
+        r.debug_stop.set(u64::MAX);
+        r.next_point.set(next_stop(r, r.cursor.get()));
+        debug_stop::rr_lite_debug_stop(r.id.get(), index);
+        if index != r.next_point.get() {
+            r.index.set(index + 1);
+            return None;
+        }
+    }
     stop_at_recorded_end(r);
     if r.index.get() == r.next_point.get()
         && r.plan
@@ -456,7 +489,7 @@ fn count_at_point(
     r.progress().index.store(index + 1, Ordering::Relaxed);
     let cursor = r.cursor.get() + 1;
     r.cursor.set(cursor);
-    r.next_point.set(next_stop(&r.plan.get(), cursor));
+    r.next_point.set(next_stop(r, cursor));
     if p.flags & flags::SEQUENCED != 0 {
         let header = shared::header();
         header.turn_holder.store(r.id.get() + 1, Ordering::SeqCst);

@@ -1,0 +1,32 @@
+//! What gdb calls in a program replayed under `rr-lite replay --debug`
+//! (the stop itself is `replay::debug_stop`, on the event path).
+
+use crate::mode::Mode;
+use crate::thread::NO_THREAD;
+
+/// For gdb's `rr-lite-event`, which calls it in the selected thread: that
+/// thread's logical id and the index of its next event, as
+/// `id << 40 | index`; `u64::MAX` if the runtime does not follow the
+/// thread in a replay.
+// SAFETY: a unique exported name (the runtime's prefix), called by the gdb
+// script only.
+#[unsafe(no_mangle)]
+pub extern "C" fn rr_lite_debug_position() -> u64 {
+    if crate::mode::current() != Mode::Replay {
+        return u64::MAX;
+    }
+    let state = crate::fast_tls::current();
+    if state.is_null() {
+        return u64::MAX;
+    }
+    // SAFETY: the slot holds this thread's own ThreadState (set at its
+    // registration), alive as long as the thread; only reads of its cells
+    // follow, on the owning thread (gdb runs the call in it).
+    let t = unsafe { &*state };
+    // Registered and not ended; perhaps inside a wrapped call (a join):
+    // its counter is still right there.
+    if t.id.get() == NO_THREAD || t.exited.get() {
+        return u64::MAX;
+    }
+    crate::replay::debug_position(&t.replay)
+}
