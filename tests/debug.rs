@@ -139,25 +139,14 @@ fn at_end_of_an_exit_stops_at_the_exit_and_bad_ids_are_refused() {
     );
     assert!(text(&out.stdout).contains("process-exit"), "{what}");
 
-    let out = debug(&rec.trace, &["--at", "t9:0"], &[]);
-    assert_eq!(status_code(&out), 1, "{}", describe("--at t9:0", &out));
-    assert!(
-        text(&out.stderr).contains("no thread 9"),
-        "{}",
-        describe("--at t9:0", &out)
-    );
-    let out = debug(&rec.trace, &["--at", "t1:999999"], &[]);
-    assert_eq!(status_code(&out), 1, "{}", describe("--at t1:999999", &out));
-    assert!(
-        text(&out.stderr).contains("thread 1 has"),
-        "{}",
-        describe("--at t1:999999", &out)
-    );
-    let out = debug(&rec.trace, &["--at", "one:two"], &[]);
-    assert_eq!(status_code(&out), 2, "{}", describe("--at one:two", &out));
-    assert!(
-        text(&out.stderr).contains("not an event id"),
-        "{}",
-        describe("--at one:two", &out)
-    );
+    for (id, status, says) in [
+        ("t9:0", 1, "no thread 9"),
+        ("t1:999999", 1, "thread 1 has"),
+        ("one:two", 2, "not an event id"),
+    ] {
+        let out = debug(&rec.trace, &["--at", id], &[]);
+        let what = describe(&format!("--at {id}"), &out);
+        assert_eq!(status_code(&out), status, "{what}");
+        assert!(text(&out.stderr).contains(says), "{what}");
+    }
 }
