@@ -116,7 +116,33 @@ pub fn replay_name(dir: &std::path::Path) -> String {
 /// `rr-lite cc|c++ ARGS...`: replaces this process with the real compiler.
 pub fn compiler(lang: Language, args: &[OsString]) -> anyhow::Result<i32> {
     use std::os::unix::process::CommandExt;
+    if args.len() == 1 && args[0] == "--rr-help" {
+        print!("{}", wrapper_help(lang));
+        return Ok(0);
+    }
     let mut cmd = toolchain::compiler_command(lang, args)?;
     let err = cmd.exec();
     Err(err).with_context(|| format!("cannot run {}", toolchain::real_compiler(lang)))
+}
+
+/// `rr-lite cc --rr-help`: what the wrapper does (every other argument,
+/// `--help` included, is the real compiler's).
+fn wrapper_help(lang: Language) -> String {
+    let (word, one_word, make_var, var) = match lang {
+        Language::C => ("cc", "rr-lite-cc", "CC", "RR_LITE_CC"),
+        Language::Cxx => ("c++", "rr-lite-cxx", "CXX", "RR_LITE_CXX"),
+    };
+    format!(
+        "rr-lite {word} ARGS... (or {one_word} ARGS...): runs the real compiler with ARGS, \
+         every argument its own (--help included), adding -fsanitize=thread when it \
+         compiles and, when it links, the rr-lite runtime in place of libtsan (with an rpath \
+         to the runtime's cache directory). In a build: {make_var}=\"rr-lite {word}\" make, \
+         or {make_var}={one_word} where one word is needed.\n\n\
+         Environment:\n  \
+         {var:<20} the real compiler (now: {real})\n  \
+         {dir:<20} where the runtime is installed and linked from \
+         (default: ~/.cache/rr-lite/runtime-<hash>)\n",
+        real = toolchain::real_compiler(lang),
+        dir = "RR_LITE_RUNTIME_DIR",
+    )
 }

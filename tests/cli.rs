@@ -42,3 +42,16 @@ fn an_unreadable_file_inside_a_trace_is_reported_once_with_its_reason() {
         "{err}"
     );
 }
+
+#[test]
+fn the_compiler_wrapper_explains_itself() {
+    for (word, var) in [("cc", "RR_LITE_CC"), ("c++", "RR_LITE_CXX")] {
+        let out = rr_lite(&[word, "--rr-help"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            help.contains(var) && help.contains("RR_LITE_RUNTIME_DIR"),
+            "{help}"
+        );
+    }
+}
