@@ -66,7 +66,7 @@ pub fn debug(
     debug: &DebugOptions,
 ) -> Result<DebugOutcome, ReplayError> {
     let prepared = prepare(trace, options, debug.stop)?;
-    let script = prepared._dir.0.join(SCRIPT_FILE);
+    let script = prepared.dir.0.join(SCRIPT_FILE);
     let text = gdb_script(trace.path(), &prepared.session, debug);
     rr_lite_trace::private::write(&script, text.as_bytes())
         .map_err(ReplayError::io("write", &script))?;

@@ -322,7 +322,7 @@ pub(crate) struct Prepared<'t> {
     pub(crate) header: &'t rr_lite_trace::TraceHeader,
     pub(crate) session: String,
     /// Removed when the session is dropped.
-    pub(crate) _dir: SessionDir,
+    pub(crate) dir: SessionDir,
     pub(crate) state_path: PathBuf,
 }
 
@@ -351,7 +351,7 @@ pub(crate) fn prepare<'t>(
     Ok(Prepared {
         header,
         session,
-        _dir: dir,
+        dir,
         state_path,
     })
 }

@@ -277,6 +277,16 @@ fn slot(id: u32) -> Option<&'static Slot> {
     SLOTS.get(id as usize)
 }
 
+/// `id`'s slot when PCT schedules and the thread is in the schedule.
+fn scheduled_slot(id: u32) -> Option<&'static Slot> {
+    pct_slot(id).filter(|s| s.state.load(Ordering::Relaxed) != ABSENT)
+}
+
+/// `id`'s slot when PCT schedules.
+fn pct_slot(id: u32) -> Option<&'static Slot> {
+    (strategy() == PCT).then(|| slot(id)).flatten()
+}
+
 /// The scheduler lock: a spin lock (held for a scan of the thread table at
 /// most), yielding the processor while it waits. Raw `sched_yield`: some
 /// callers run outside the runtime's busy mark (inside pthread_create's or
@@ -359,11 +369,8 @@ pub(crate) fn thread_started(id: u32) {
 /// ([`give_way`]): a worker that never ends does not keep the process
 /// from ending.
 pub(crate) fn exiting(id: u32) {
-    if strategy() != PCT || LIVE.load(Ordering::Relaxed) < 2 {
-        return;
-    }
-    let Some(s) = slot(id) else { return };
-    if s.state.load(Ordering::Relaxed) == ABSENT {
+    let Some(s) = scheduled_slot(id) else { return };
+    if LIVE.load(Ordering::Relaxed) < 2 {
         return;
     }
     locked(|| {
@@ -387,10 +394,7 @@ fn demote_below_undemoted(s: &Slot) {
 
 /// A thread logged its last event: it gives the turn away for good.
 pub(crate) fn thread_finished(id: u32) {
-    if strategy() != PCT {
-        return;
-    }
-    let Some(s) = slot(id) else { return };
+    let Some(s) = pct_slot(id) else { return };
     locked(|| {
         if s.state.swap(ABSENT, Ordering::Relaxed) != ABSENT {
             LIVE.fetch_sub(1, Ordering::Relaxed);
@@ -414,10 +418,7 @@ fn wake_joiners_of(id: u32) {
 /// ended already (its last step is taken; only glibc's teardown is left),
 /// the joiner keeps the turn through the short wait.
 pub(crate) fn joining(id: u32, target: u32) {
-    if strategy() != PCT {
-        return;
-    }
-    let Some(s) = slot(id) else { return };
+    let Some(s) = pct_slot(id) else { return };
     locked(|| {
         let ended = slot(target).is_none_or(|t| t.state.load(Ordering::Relaxed) == ABSENT);
         if ended || s.state.load(Ordering::Relaxed) == ABSENT {
@@ -433,13 +434,7 @@ pub(crate) fn joining(id: u32, target: u32) {
 /// The thread is about to make a call that may block: it gives the turn to
 /// the best ready thread, and takes it back at its next event.
 pub(crate) fn blocking(id: u32) {
-    if strategy() != PCT {
-        return;
-    }
-    let Some(s) = slot(id) else { return };
-    if s.state.load(Ordering::Relaxed) == ABSENT {
-        return;
-    }
+    let Some(s) = scheduled_slot(id) else { return };
     locked(|| {
         s.state.store(BLOCKED, Ordering::Relaxed);
         // The call may release a lock (a condition wait does).

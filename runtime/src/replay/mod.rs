@@ -381,10 +381,7 @@ pub(crate) fn wait_through(r: &ReplayThread, kind: EventKind) {
 /// recording does not have, and it crashes the same way.
 pub(crate) fn crash_is_next(r: &ReplayThread) -> bool {
     r.index.get() == r.next_point.get()
-        && r.plan
-            .get()
-            .point(r.cursor.get())
-            .is_some_and(|p| p.index == r.index.get() && p.kind == EventKind::FatalSignal as u8)
+        && point_at(r, r.index.get()).is_some_and(|p| p.kind == EventKind::FatalSignal as u8)
 }
 
 /// If the thread's next event is a point, waits for what it waits on (once).
@@ -395,27 +392,30 @@ pub(crate) fn wait_next(r: &ReplayThread) -> Option<&'static PointRecord> {
         return None;
     }
     // At the recorded end rather than a point: nothing to wait for.
-    let p = r
-        .plan
-        .get()
-        .point(r.cursor.get())
-        .filter(|p| p.index == r.index.get())?;
+    let p = point_at(r, r.index.get())?;
     if !r.waited.replace(true) {
         wait_for_point(r, p);
         if p.index == r.debug_stop.get() {
-            r.debug_stop.set(u64::MAX);
-            debug_stop::rr_lite_debug_stop(r.id.get(), p.index);
+            stop_for_debugger(r, p.index);
         }
     }
     Some(p)
 }
 
-/// The plan's next point is the event at `index`.
-fn point_is_at(r: &ReplayThread, index: u64) -> bool {
+/// The plan's next point, if it is the event at `index`.
+fn point_at(r: &ReplayThread, index: u64) -> Option<&'static PointRecord> {
     r.plan
         .get()
         .point(r.cursor.get())
-        .is_some_and(|p| p.index == index)
+        .filter(|p| p.index == index)
+}
+
+/// `replay --debug --at`: the thread is about to perform its event `index`,
+/// the one it stops before (once).
+#[cold]
+fn stop_for_debugger(r: &ReplayThread, index: u64) {
+    r.debug_stop.set(u64::MAX);
+    debug_stop::rr_lite_debug_stop(r.id.get(), index);
 }
 
 /// Counts one event: advances the index and hash and, at a point, waits
@@ -450,12 +450,11 @@ fn count_at_point(
     site: u64,
     index: u64,
 ) -> Option<&'static PointRecord> {
-    if index == r.debug_stop.get() && !point_is_at(r, index) {
+    if index == r.debug_stop.get() && point_at(r, index).is_none() {
         // The debugger's stop, not a point: nothing to wait for first (at a
         // point, `wait_next` stops once the waits are done).
-        r.debug_stop.set(u64::MAX);
+        stop_for_debugger(r, index);
         r.next_point.set(next_stop(r, r.cursor.get()));
-        debug_stop::rr_lite_debug_stop(r.id.get(), index);
         if index != r.next_point.get() {
             r.index.set(index + 1);
             return None;
