@@ -269,6 +269,13 @@ pub(crate) fn serialises() -> bool {
     strategy() == PCT
 }
 
+/// Whether chaos scheduling is on (record mode, `RR_LITE_CHAOS` set).
+#[inline(always)]
+pub(crate) fn enabled() -> bool {
+    strategy() != OFF
+}
+
+#[inline(always)]
 fn strategy() -> u8 {
     STRATEGY.load(Ordering::Acquire)
 }

@@ -106,9 +106,11 @@ impl RecordThread {
     /// chaos scheduling may stop the thread for others (it holds nothing
     /// then, unless inside a call that keeps its stripe). `step`: the event
     /// is one PCT counts (see [`crate::chaos::is_step`]).
+    #[inline]
     pub(crate) fn release_at_schedule_point(&self, step: bool) {
         self.release_held();
-        if self.nest_depth.get() == 0 && self.nested_len.get() == 0 {
+        // Chaos off (the usual case) costs one load here.
+        if crate::chaos::enabled() && self.nest_depth.get() == 0 && self.nested_len.get() == 0 {
             crate::chaos::before_event(self.id.get(), step);
         }
     }
@@ -116,11 +118,13 @@ impl RecordThread {
     /// Ends the previous event (its stripes unlocked, at a schedule point)
     /// and locks `set` until the next hook: the start of every top-level
     /// event that touches program memory.
+    #[inline]
     pub(crate) fn hold_next(&self, set: StripeSet) {
         self.hold_next_counted(set, true);
     }
 
     /// [`Self::hold_next`] for an event that PCT counts as a step or not.
+    #[inline]
     fn hold_next_counted(&self, set: StripeSet, step: bool) {
         self.release_at_schedule_point(step);
         self.hold(set);
