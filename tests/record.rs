@@ -818,9 +818,7 @@ impl ProgramIs for Command {
     }
 }
 
-/// The clang the clang tests use. build.rs probes for the same name: the
-/// tests that need it are ignored when it is missing (see there).
-const CLANG: &str = "clang-14";
+use common::CLANG;
 
 #[test]
 #[cfg_attr(
@@ -893,12 +891,6 @@ fn clang_emits_only_hooks_the_runtime_exports() {
     assert_emits_only_exported_hooks(CLANG);
 }
 
-/// Whether a compiler without OpenMP headers is an error (`.ci/run` sets it
-/// once it has installed libomp for clang).
-fn openmp_headers_required() -> bool {
-    std::env::var_os("RR_LITE_REQUIRE_CLANG_OPENMP").is_some_and(|v| v == "1")
-}
-
 /// Compiles every test program with `compiler -fsanitize=thread` (not
 /// linked) and checks that each `__tsan_*` symbol it needs is one the
 /// runtime exports.
@@ -925,7 +917,7 @@ fn assert_emits_only_exported_hooks(compiler: &str) {
             .arg(&obj)
             .output()
             .unwrap();
-        if openmp && !out.status.success() && !openmp_headers_required() {
+        if openmp && !out.status.success() && !common::openmp_headers_required() {
             let stderr = String::from_utf8_lossy(&out.stderr);
             if stderr.contains("'omp.h' file not found") {
                 eprintln!(

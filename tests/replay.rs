@@ -16,8 +16,8 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use common::{
-    Recorded, build, build_variant, describe, output_within, record_within, rr_command,
-    status_code, tempdir, text,
+    CLANG, Recorded, build, build_variant, build_variant_with, describe, output_within,
+    record_within, rr_command, status_code, tempdir, text,
 };
 use serde_json::Value;
 
@@ -75,10 +75,17 @@ fn record_distinct(
 /// Replays `rec` in every mode ([`PARALLEL_REPLAYS`] x `--parallel`, ...):
 /// stdout and exit status must be the recording's every time.
 fn replay_all_modes(rec: &Recorded) {
-    let modes = std::iter::repeat_n("--parallel", PARALLEL_REPLAYS)
+    let modes: Vec<&str> = std::iter::repeat_n("--parallel", PARALLEL_REPLAYS)
         .chain(std::iter::repeat_n("--sequential", SEQUENTIAL_REPLAYS))
-        .chain(std::iter::repeat_n("--verify", VERIFY_REPLAYS));
-    for (n, mode) in modes.enumerate() {
+        .chain(std::iter::repeat_n("--verify", VERIFY_REPLAYS))
+        .collect();
+    replay_modes(rec, &modes);
+}
+
+/// Replays `rec` once per entry of `modes`: stdout and exit status must be
+/// the recording's every time.
+fn replay_modes(rec: &Recorded, modes: &[&str]) {
+    for (n, &mode) in modes.iter().enumerate() {
         let out = replay(&rec.trace, &[mode]);
         let what = format!("replay {mode} (#{n}) of {}", rec.trace.display());
         assert_eq!(
@@ -212,14 +219,68 @@ fn c11_threads_locks_and_condvars_replay() {
 #[test]
 fn openmp_constructs_replay() {
     let exe = build_variant("replay_openmp", "openmp", &["-fopenmp"]);
-    let distinct = record_distinct(&exe, &[], &|s| s == 0, &|d| d.len() >= 2);
+    for rec in &two_outcomes(&exe) {
+        replay_all_modes(rec);
+    }
+}
+
+/// Recordings of `exe` (exiting 0) with at least two different outputs.
+fn two_outcomes(exe: &Path) -> Vec<Recorded> {
+    let distinct = record_distinct(exe, &[], &|s| s == 0, &|d| d.len() >= 2);
     assert!(
         distinct.len() >= 2,
-        "the OpenMP program gave the same output in {MAX_RECORDINGS} recordings\n{}",
+        "{} gave the same output in {MAX_RECORDINGS} recordings\n{}",
+        exe.display(),
         distinct[0].describe()
     );
-    for rec in &distinct {
-        replay_all_modes(rec);
+    distinct
+}
+
+/// `sum += x` built with clang: its thread sanitizer leaves out the read of
+/// a read-then-write pair unless `rr-lite cc` asks for it, and replays that
+/// order only the writes give other sums.
+#[test]
+#[cfg_attr(
+    rr_lite_no_clang,
+    ignore = "clang-14 not found: install it, or set RR_LITE_REQUIRE_CLANG=1 to fail instead"
+)]
+fn clang_read_then_write_pairs_replay() {
+    common::require_tool(CLANG, "RR_LITE_REQUIRE_CLANG");
+    let exe = build_variant_with("replay_rmw_counter", "clang", &[], Some(CLANG))
+        .unwrap_or_else(|e| panic!("{e}"));
+    for _ in 0..3 {
+        let rec = record_within(&exe, &[], LIMIT);
+        assert_eq!(rec.status, 0, "{}", rec.describe());
+        replay_all_modes(&rec);
+    }
+}
+
+/// OpenMP built with clang (LLVM's libomp): the constructs of
+/// `openmp_constructs_replay`, recorded until two outputs differ, each
+/// replayed in parallel and verify modes. Sequential replay is left out: it
+/// can stop at the end of the program when libomp ends its threads
+/// (README, limits).
+#[test]
+#[cfg_attr(
+    rr_lite_no_clang,
+    ignore = "clang-14 not found: install it, or set RR_LITE_REQUIRE_CLANG=1 to fail instead"
+)]
+fn clang_openmp_constructs_replay() {
+    common::require_tool(CLANG, "RR_LITE_REQUIRE_CLANG");
+    let exe = match build_variant_with("replay_openmp", "openmp-clang", &["-fopenmp"], Some(CLANG))
+    {
+        Ok(exe) => exe,
+        Err(e) if e.contains("'omp.h' file not found") && !common::openmp_headers_required() => {
+            eprintln!(
+                "note: {CLANG} has no OpenMP headers (libomp-dev): skipped \
+                 (RR_LITE_REQUIRE_CLANG_OPENMP=1 makes this fail)"
+            );
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    for rec in &two_outcomes(&exe) {
+        replay_modes(rec, &["--parallel", "--parallel", "--verify"]);
     }
 }
 

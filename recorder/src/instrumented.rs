@@ -50,10 +50,10 @@ pub fn check_instrumentation(path: &Path) -> Result<Instrumentation, RecordError
 /// be read or parsed (the record itself reports that).
 pub fn unmodelled_libraries(path: &Path) -> Vec<String> {
     const KNOWN: &[(&str, &str)] = &[(
-        "libomp.so",
-        "it uses clang's OpenMP runtime (libomp), whose synchronisation rr-lite does not \
-         model yet: recording may stall and replay will likely report a divergence; \
-         build with gcc (`rr-lite cc -fopenmp`, libgomp) instead",
+        "libtbb.so",
+        "it uses Intel TBB, whose task scheduler synchronises inside libtbb in ways rr-lite \
+         does not model: which thread runs which task is not recorded, and replay will \
+         likely report a divergence",
     )];
     let Ok(bytes) = std::fs::read(path) else {
         return Vec::new();

@@ -87,27 +87,62 @@ const OPTIONS_WITH_VALUE: &[&str] = &[
     "--param",
 ];
 
-/// True when the invocation names an input file (`-` is standard input).
-pub fn has_input(args: &[OsString]) -> bool {
+/// The invocation's input files (`-` is standard input): its arguments
+/// that are neither options nor option values.
+fn inputs(args: &[OsString]) -> impl Iterator<Item = &OsString> {
     let mut value_next = false;
-    args.iter().any(|a| {
+    args.iter().filter(move |a| {
         let was_value = std::mem::replace(
             &mut value_next,
-            OPTIONS_WITH_VALUE.iter().any(|o| a == OsStr::new(o)),
+            OPTIONS_WITH_VALUE.iter().any(|o| *a == OsStr::new(o)),
         );
-        !was_value && (a == OsStr::new("-") || !a.to_string_lossy().starts_with('-'))
+        !was_value && (*a == OsStr::new("-") || !a.to_string_lossy().starts_with('-'))
     })
 }
+
+/// True when the invocation names an input file.
+pub fn has_input(args: &[OsString]) -> bool {
+    inputs(args).next().is_some()
+}
+
+/// True when the invocation compiles source code (not only links objects):
+/// an input with a C or C++ source suffix, standard input, or `-x LANG`.
+fn compiles_source(args: &[OsString]) -> bool {
+    const SOURCE: &[&str] = &["c", "cc", "cp", "cpp", "cxx", "c++", "C", "CPP", "i", "ii"];
+    args.iter()
+        .any(|a| a == OsStr::new("-x") || a.to_string_lossy().starts_with("-x"))
+        || inputs(args).any(|a| {
+            a == OsStr::new("-")
+                || std::path::Path::new(a)
+                    .extension()
+                    .is_some_and(|e| SOURCE.iter().any(|s| e == OsStr::new(s)))
+        })
+}
+
+/// clang's thread sanitizer leaves out the read of a read followed by a
+/// write of the same location in one basic block (`x++`: the write's check
+/// finds the race). A recording needs that read ordered too, so this option
+/// keeps its hook. (`-tsan-compound-read-before-write` would not do: its one
+/// hook sits at the write, after the read.)
+const CLANG_READS_BEFORE_WRITES: [&str; 2] = ["-mllvm", "-tsan-instrument-read-before-write=1"];
 
 /// The flags rr-lite adds to a compiler invocation. Without an input file
 /// nothing is linked (`cc --version`, or a mistake the compiler reports as
 /// it would without rr-lite): no link flags, which would make it link.
+/// clang gets its compiler option only when it compiles (an unused option is
+/// a warning, and an error in -Werror builds).
 pub fn added_flags(args: &[OsString], clang: bool, runtime_dir: &std::path::Path) -> Vec<OsString> {
     let mut flags: Vec<OsString> = vec!["-fsanitize=thread".into()];
+    if clang && compiles_source(args) {
+        flags.extend(CLANG_READS_BEFORE_WRITES.map(OsString::from));
+    }
     if !is_compile_only(args) && has_input(args) {
         let mut lib_dir = OsString::from("-L");
         lib_dir.push(runtime_dir);
-        let mut rpath = OsString::from("-Wl,-rpath,");
+        // DT_RPATH, not DT_RUNPATH: LD_LIBRARY_PATH (cargo's, a user's) is
+        // searched before a RUNPATH, and could hand the program another
+        // librr_lite_rt.so or the system's libtsan.
+        let mut rpath = OsString::from("-Wl,--disable-new-dtags,-rpath,");
         rpath.push(runtime_dir);
         flags.extend([lib_dir, rpath]);
         if clang {
@@ -149,10 +184,42 @@ mod tests {
     fn compile_only_gets_no_link_flags() {
         let dir = std::path::Path::new("/rt");
         let f = added_flags(&args(&["-O2", "-c", "x.c"]), true, dir);
+        assert_eq!(
+            f,
+            args(&[
+                "-fsanitize=thread",
+                "-mllvm",
+                "-tsan-instrument-read-before-write=1"
+            ])
+        );
+        let f = added_flags(&args(&["-O2", "-c", "x.c"]), false, dir);
         assert_eq!(f, args(&["-fsanitize=thread"]));
         let f = added_flags(&args(&["x.o", "-o", "x"]), false, dir);
-        assert_eq!(f, args(&["-fsanitize=thread", "-L/rt", "-Wl,-rpath,/rt"]));
+        assert_eq!(
+            f,
+            args(&[
+                "-fsanitize=thread",
+                "-L/rt",
+                "-Wl,--disable-new-dtags,-rpath,/rt"
+            ])
+        );
         let f = added_flags(&args(&["x.c"]), true, dir);
         assert!(f.contains(&OsString::from("-lrr_lite_rt")));
+    }
+
+    /// clang's read-before-write option only where it compiles: a link of
+    /// objects would warn that it is unused (an error under -Werror).
+    #[test]
+    fn clang_gets_reads_before_writes_only_when_compiling() {
+        let dir = std::path::Path::new("/rt");
+        let has = |a: &[&str]| {
+            added_flags(&args(a), true, dir).contains(&OsString::from(CLANG_READS_BEFORE_WRITES[1]))
+        };
+        assert!(has(&["a.cpp", "-o", "a"]));
+        assert!(has(&["-x", "c", "-", "-o", "a"]));
+        assert!(has(&["-c", "dir.d/x.cc"]));
+        assert!(!has(&["a.o", "b.a", "-o", "a"]));
+        assert!(!has(&["-o", "x.c", "a.o"]));
+        assert!(!has(&["--version"]));
     }
 }

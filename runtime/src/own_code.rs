@@ -1,21 +1,34 @@
 //! The address range of the runtime's own code, so that the memory
 //! interposers can tell the runtime's memcpy calls (Rust emits them for
-//! copies) from the program's, whatever state the thread is in.
+//! copies) from the program's, whatever state the thread is in; the code
+//! of other loaded libraries ([`code_of`]); and libomp's code, whose own
+//! sleeping, waking and time-stamp reads are not events
+//! ([`in_openmp_runtime`]).
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 static START: AtomicUsize = AtomicUsize::new(0);
 static END: AtomicUsize = AtomicUsize::new(0);
+static OPENMP_START: AtomicUsize = AtomicUsize::new(0);
+static OPENMP_END: AtomicUsize = AtomicUsize::new(0);
+
+/// What [`visit`] looks for (the module loaded at `base`) and finds (its
+/// executable segment).
+#[repr(C)]
+struct Search {
+    base: usize,
+    code: Option<(usize, usize)>,
+}
 
 extern "C" fn visit(
     info: *mut libc::dl_phdr_info,
     _size: usize,
-    wanted: *mut libc::c_void,
+    search: *mut libc::c_void,
 ) -> libc::c_int {
     // SAFETY: dl_iterate_phdr passes a valid info for each loaded object,
-    // whose phdr array has dlpi_phnum entries.
-    let info = unsafe { &*info };
-    if info.dlpi_addr as usize != wanted as usize {
+    // whose phdr array has dlpi_phnum entries; `search` is the caller's.
+    let (info, search) = unsafe { (&*info, &mut *search.cast::<Search>()) };
+    if info.dlpi_addr as usize != search.base {
         return 0;
     }
     // SAFETY: as above.
@@ -26,24 +39,34 @@ extern "C" fn visit(
         .filter(|h| h.p_type == libc::PT_LOAD && h.p_flags & libc::PF_X != 0)
     {
         let start = info.dlpi_addr as usize + h.p_vaddr as usize;
-        START.store(start, Ordering::Relaxed);
-        END.store(start + h.p_memsz as usize, Ordering::Release);
+        search.code = Some((start, start + h.p_memsz as usize));
     }
     1
 }
 
-/// Finds the runtime's executable segment (once, at start-up).
-pub(crate) fn locate() {
-    // SAFETY: dladdr on an address inside this library fills `info`.
+/// The executable segment of the loaded module that holds `addr`.
+pub(crate) fn code_of(addr: usize) -> Option<(usize, usize)> {
+    // SAFETY: dladdr only reads the loader's tables and fills `info`.
     let base = unsafe {
         let mut info: libc::Dl_info = core::mem::zeroed();
-        if libc::dladdr(locate as *const () as *const libc::c_void, &mut info) == 0 {
-            return;
+        if libc::dladdr(addr as *const libc::c_void, &mut info) == 0 {
+            return None;
         }
-        info.dli_fbase
+        info.dli_fbase as usize
     };
-    // SAFETY: the callback matches dl_iterate_phdr's signature.
-    unsafe { libc::dl_iterate_phdr(Some(visit), base) };
+    let mut search = Search { base, code: None };
+    // SAFETY: the callback matches dl_iterate_phdr's signature and takes
+    // `search`, which outlives the call.
+    unsafe { libc::dl_iterate_phdr(Some(visit), (&mut search as *mut Search).cast()) };
+    search.code
+}
+
+/// Finds the runtime's executable segment (once, at start-up).
+pub(crate) fn locate() {
+    if let Some((start, end)) = code_of(locate as *const () as usize) {
+        START.store(start, Ordering::Relaxed);
+        END.store(end, Ordering::Release);
+    }
 }
 
 /// True when `pc` is in the runtime's code.
@@ -51,4 +74,20 @@ pub(crate) fn locate() {
 pub(crate) fn contains(pc: u64) -> bool {
     let pc = pc as usize;
     pc >= START.load(Ordering::Relaxed) && pc < END.load(Ordering::Acquire)
+}
+
+/// Remembers libomp's code (`crate::interpose::kmp`, at its first use).
+pub(crate) fn set_openmp_runtime(start: usize, end: usize) {
+    OPENMP_START.store(start, Ordering::Relaxed);
+    OPENMP_END.store(end, Ordering::Release);
+}
+
+/// Whether `pc` (a call's return address, or an instruction) lies in
+/// libomp's code: its time-stamp reads and its own mutexes, condition
+/// variables and semaphores only pace its spinning and sleeping threads, and
+/// how often they happen depends on timing, so they are not events.
+#[inline]
+pub(crate) fn in_openmp_runtime(pc: u64) -> bool {
+    let pc = pc as usize;
+    pc >= OPENMP_START.load(Ordering::Relaxed) && pc < OPENMP_END.load(Ordering::Acquire)
 }

@@ -39,6 +39,11 @@ pub(crate) struct RecordThread {
     /// thread's start stripe is the heap's) must not lock it again.
     nested: Cell<[u32; MAX_NESTED]>,
     nested_len: Cell<usize>,
+    /// Inside a call that keeps its event's stripes (`held`, kept until the
+    /// call returns): the stripes of the last event nested in it, released
+    /// at the next hook instead of `held` (those of `held` and `nested`
+    /// left out: they are locked already).
+    nested_held: Cell<StripeSet>,
     log: UnsafeCell<LogWriter>,
     /// Set while `log` is borrowed: catches a re-entrant path that the
     /// thread's busy mark should have kept out.
@@ -56,6 +61,7 @@ impl RecordThread {
             nest_depth: Cell::new(0),
             nested: Cell::new([0; MAX_NESTED]),
             nested_len: Cell::new(0),
+            nested_held: Cell::new(StripeSet::EMPTY),
             log: UnsafeCell::new(LogWriter::CLOSED),
             log_in_use: Cell::new(false),
             log_failed: Cell::new(false),
@@ -89,6 +95,10 @@ impl RecordThread {
     /// Unlocks the stripes kept from the previous hook, carrying the
     /// thread's clock.
     pub(crate) fn release_held(&self) {
+        if self.nest_depth.get() > 0 {
+            self.release_nested_held();
+            return;
+        }
         let held = self.held.get();
         if !held.is_empty() {
             held.raise_clock(self.clock.get());
@@ -133,9 +143,31 @@ impl RecordThread {
     /// Locks `set` (everything held was released first) and keeps it until
     /// the next hook.
     fn hold(&self, set: StripeSet) {
+        if self.nest_depth.get() > 0 {
+            debug_assert!(self.nested_held.get().is_empty(), "release first");
+            set.lock_where(self.id.get(), |i| !self.owns(i));
+            self.nested_held.set(set);
+            return;
+        }
         debug_assert!(self.held.get().is_empty(), "release before taking more");
         set.lock(self.id.get());
         self.held.set(set);
+    }
+
+    /// Whether stripe `i` is locked by this thread for the call it is in
+    /// (the call's own stripes, or an enclosing nested acquisition's).
+    fn owns(&self, i: u32) -> bool {
+        self.held.get().contains(i) || self.holds_nested(i)
+    }
+
+    /// Unlocks the stripes of the last event nested in a kept call.
+    fn release_nested_held(&self) {
+        let set = self.nested_held.get();
+        if !set.is_empty() {
+            set.raise_clock(self.clock.get());
+            set.unlock_where(self.id.get(), |i| !self.owns(i));
+            self.nested_held.set(StripeSet::EMPTY);
+        }
     }
 
     /// Appends an entry whose stripes the thread holds.
@@ -191,7 +223,7 @@ impl RecordThread {
     pub(crate) fn acquire(&self, addr: u64, size: u64) -> Acquired {
         let want = StripeSet::for_access(addr, size);
         if let Some(stripe) = want.single().filter(|_| self.nest_depth.get() > 0) {
-            if self.held.get().contains(stripe) || self.holds_nested(stripe) {
+            if self.owns(stripe) || self.nested_held.get().contains(stripe) {
                 return Acquired::Nested(StripeSet::EMPTY);
             }
             want.lock(self.id.get());
@@ -262,9 +294,12 @@ impl RecordThread {
 
     /// Runs a real call during which the thread keeps an event's stripe:
     /// events inside it (an allocation) nest instead of releasing it.
+    /// The call's own stripes stay locked whatever the events inside it do
+    /// (see `nested_held`).
     pub(crate) fn nested<R>(&self, op: impl FnOnce() -> R) -> R {
         self.nest_depth.set(self.nest_depth.get() + 1);
         let result = self.guarded(op);
+        self.release_nested_held();
         self.nest_depth.set(self.nest_depth.get() - 1);
         result
     }

@@ -243,6 +243,20 @@ impl StripeSet {
         self.indices().for_each(|i| TABLE[i].lock(me));
     }
 
+    /// Locks, in ascending order, the stripes for which `wanted` holds.
+    pub(crate) fn lock_where(&self, me: u32, wanted: impl Fn(u32) -> bool) {
+        self.indices()
+            .filter(|&i| wanted(i as u32))
+            .for_each(|i| TABLE[i].lock(me));
+    }
+
+    /// Unlocks what [`Self::lock_where`] locked with the same `wanted`.
+    pub(crate) fn unlock_where(&self, me: u32, wanted: impl Fn(u32) -> bool) {
+        self.indices().filter(|&i| wanted(i as u32)).for_each(|i| {
+            TABLE[i].unlock(me);
+        });
+    }
+
     /// Unlocks the stripes thread `me` still holds; false if any was taken
     /// over while it slept (see `crate::handover`).
     pub(crate) fn unlock(&self, me: u32) -> bool {

@@ -114,6 +114,12 @@ pub(crate) fn finish_thread() {
     let Some(id) = events::with_tracked(|t, _| t.id.get()) else {
         return;
     };
+    // A pool thread (libomp's, libgomp's) is often told to end through
+    // synchronisation the runtime does not see, after it last logged: its
+    // exit comes after everything logged so far, as in real time, so that
+    // the merged order (sequential replay) does not put it before the
+    // release that let it end.
+    events::after_hidden_sync_with_all();
     events::log_event(EventKind::ThreadExit, pseudo::thread_exit(id), 0, 0, 0);
     if id != crate::thread::MAIN_THREAD {
         // What follows is glibc's teardown, which may hand this thread's

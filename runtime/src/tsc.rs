@@ -5,7 +5,8 @@
 //! thread created afterwards), and the SIGSEGV handler emulates it: in the
 //! program's code the value is an event like `clock_gettime`'s (logged at
 //! record, returned at replay); inside the vDSO (glibc's clock_gettime,
-//! whose result is itself an event) it is the real counter, unlogged.
+//! whose result is itself an event) and libomp (which times its spinning
+//! with it) it is the real counter, unlogged.
 
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -126,7 +127,7 @@ pub(crate) fn emulate(context: *mut c_void) -> bool {
         return false;
     };
     let in_vdso = pc >= VDSO_START.load(Ordering::Relaxed) && pc < VDSO_END.load(Ordering::Relaxed);
-    let value = if in_vdso {
+    let value = if in_vdso || crate::own_code::in_openmp_runtime(pc as u64) {
         read_counter()
     } else {
         crate::events::log_outside_value(pc as u64, read_counter)

@@ -177,6 +177,18 @@ pub fn build_with(name: &str, compiler: Option<&str>) -> PathBuf {
     }
 }
 
+/// The clang the clang tests use. build.rs probes for the same name: the
+/// tests that need it are ignored when it is missing (see there).
+#[allow(dead_code)]
+pub const CLANG: &str = "clang-14";
+
+/// Whether a compiler without OpenMP headers is an error (`.ci/run` sets it
+/// once it has installed libomp for clang).
+#[allow(dead_code)]
+pub fn openmp_headers_required() -> bool {
+    std::env::var_os("RR_LITE_REQUIRE_CLANG_OPENMP").is_some_and(|v| v == "1")
+}
+
 /// [`build_with`] the default compiler.
 pub fn build(name: &str) -> PathBuf {
     build_with(name, None)
@@ -658,18 +670,33 @@ fn check_barriers(events: &[Event]) -> Result<(), String> {
 /// `-DCHANGED`), into its own directory named by `variant`, once per test
 /// process; returns the executable.
 pub fn build_variant(name: &str, variant: &str, extra: &[&str]) -> PathBuf {
+    build_variant_with(name, variant, extra, None).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`build_variant`] with the real compiler `compiler` (through
+/// RR_LITE_CC) when given; the compiler's complaint if it fails.
+pub fn build_variant_with(
+    name: &str,
+    variant: &str,
+    extra: &[&str],
+    compiler: Option<&str>,
+) -> Result<PathBuf, String> {
     static BUILDS: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
     let key = format!("{name}@{variant}");
     let mut builds = BUILDS.get_or_init(Default::default).lock().unwrap();
     if let Some(p) = builds.get(&key) {
-        return p.clone();
+        return Ok(p.clone());
     }
     let dir = scratch().join("bin").join(format!("variant-{variant}"));
     std::fs::create_dir_all(&dir).expect("create build dir");
     let exe = dir.join(name);
     let src = c_dir().join(format!("{name}.c"));
-    let out = rr_command()
-        .env_remove("RR_LITE_CC")
+    let mut cmd = rr_command();
+    match compiler {
+        Some(c) => cmd.env("RR_LITE_CC", c),
+        None => cmd.env_remove("RR_LITE_CC"),
+    };
+    let out = cmd
         .arg("cc")
         .args(["-O2", "-g", "-pthread", "-Wall"])
         .args(extra)
@@ -678,13 +705,14 @@ pub fn build_variant(name: &str, variant: &str, extra: &[&str]) -> PathBuf {
         .arg(&exe)
         .output()
         .expect("run rr-lite cc");
-    assert!(
-        out.status.success() && exe.is_file(),
-        "{}",
-        describe(&format!("rr-lite cc {extra:?} {}", src.display()), &out)
-    );
+    if !out.status.success() || !exe.is_file() {
+        return Err(describe(
+            &format!("rr-lite cc {extra:?} {}", src.display()),
+            &out,
+        ));
+    }
     builds.insert(key, exe.clone());
-    exe
+    Ok(exe)
 }
 
 /// Runs `cmd` in its own process group with piped output; if it has not

@@ -172,6 +172,24 @@ pub(crate) fn blocking_call<R>(op: impl FnOnce() -> R) -> R {
     call_between_events(ThreadStatus::Blocked, op)
 }
 
+/// [`blocking_call`] for a library's own waiting and waking that is not an
+/// event (libomp's mutexes and condition variables), which may also happen
+/// inside a call whose event keeps its stripe on purpose (a libomp entry
+/// point): there, record keeps the stripes, which the call is not waiting
+/// for. What woke the thread is not an event either: its next event takes
+/// a clock past every thread's, so that the merged order (sequential
+/// replay) puts it after what came before the wake-up.
+pub(crate) fn hidden_blocking_call<R>(op: impl FnOnce() -> R) -> R {
+    let nested = with_tracked(|t, mode| mode == Mode::Record && t.record.is_nested());
+    let result = if nested == Some(true) {
+        op()
+    } else {
+        blocking_call(op)
+    };
+    after_hidden_sync_with_all();
+    result
+}
+
 /// A real call between two events, with the thread's replay status
 /// `status` while in it.
 fn call_between_events<R>(status: ThreadStatus, op: impl FnOnce() -> R) -> R {
@@ -500,6 +518,35 @@ pub(crate) fn log_output_before_call<R>(
     site: u64,
     op: impl FnOnce() -> R,
 ) -> R {
+    log_before_call(EventKind::Output, addr, len, site, op)
+}
+
+/// An event logged before its real call, whose stripe is kept across the
+/// call; the call's own events (allocations inside it) nest, logged after
+/// it in both modes.
+pub(crate) fn log_before_call<R>(
+    kind: EventKind,
+    addr: u64,
+    size: u64,
+    site: u64,
+    op: impl FnOnce() -> R,
+) -> R {
+    log_around_call(kind, addr, size, site, false, op)
+}
+
+/// [`log_before_call`], and with `closing` a second event of `kind` on
+/// `addr` after the call, logged before the stripe is given back: replay
+/// counts an event done at the thread's next event, which may be one
+/// nested in the call, so it is the closing event that makes the next call
+/// on `addr` wait until this one has returned, as recorded.
+pub(crate) fn log_around_call<R>(
+    kind: EventKind,
+    addr: u64,
+    size: u64,
+    site: u64,
+    closing: bool,
+    op: impl FnOnce() -> R,
+) -> R {
     let Some(mode) = with_tracked(|_, mode| mode) else {
         return op();
     };
@@ -507,21 +554,36 @@ pub(crate) fn log_output_before_call<R>(
         if mode != Mode::Record {
             busy(t, || {
                 replay::publish_pending(&t.replay);
-                replay::count(&t.replay, EventKind::Output, addr, site);
+                replay::count(&t.replay, kind, addr, site);
             });
             let result = replay::guarded(&t.replay, op);
-            busy(t, || replay::publish_pending(&t.replay));
+            busy(t, || {
+                replay::publish_pending(&t.replay);
+                if closing {
+                    replay::count(&t.replay, kind, addr, site);
+                }
+            });
             return result;
         }
-        outputs::begin_output(t);
+        let output = kind == EventKind::Output;
+        if output {
+            outputs::begin_output(t);
+        }
         let acquired = busy(t, || {
-            let a = t.record.acquire(addr, len);
-            t.record.append(EventKind::Output, addr, len, site, 0);
+            let a = t.record.acquire(addr, size);
+            t.record.append(kind, addr, size, site, 0);
             a
         });
         let result = t.record.nested(op);
-        busy(t, || t.record.give_back(acquired));
-        outputs::end_output();
+        busy(t, || {
+            if closing {
+                t.record.append(kind, addr, size, site, 0);
+            }
+            t.record.give_back(acquired)
+        });
+        if output {
+            outputs::end_output();
+        }
         result
     })
 }

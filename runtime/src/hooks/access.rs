@@ -30,6 +30,10 @@ access_hooks! {
 
 /// `-mllvm -tsan-compound-read-before-write` (clang): one call for a read
 /// followed by a write of the same location (`x++`): a read-modify-write.
+/// clang places it at the write, after the read, so the read is not
+/// ordered by it: `rr-lite cc` asks clang for both hooks instead
+/// (`-tsan-instrument-read-before-write`); this serves objects built
+/// otherwise.
 macro_rules! compound_hooks {
     ($($size:literal: $imp:ident => $($name:ident),+;)*) => {$(
         extern "C" fn $imp(addr: u64, site: u64) {

@@ -1,101 +1,20 @@
-//! OpenMP as gcc compiles it: calls into libgomp (`GOMP_*`, `omp_*_lock`).
-//! libgomp synchronises its threads with its own futexes inside an
-//! uninstrumented library, which the recorder cannot see: a thread blocked
-//! there would keep its stripes (see `crate::handover`), and replay would
-//! not know the order in which libgomp handed out loop chunks, `single`
-//! winners or `critical` sections. So each entry point is an event, modelled
-//! like the pthread primitive it amounts to:
-//!
-//! - a parallel region: the starting thread writes `OMP_FORK`, each member
-//!   reads it as it begins and writes `OMP_JOIN` as it ends (the region's
-//!   function is wrapped), the starting thread reads `OMP_JOIN` afterwards;
-//! - barriers (explicit, and ending a loop or sections): arrival and
-//!   departure, as `pthread_barrier_wait`, with the real barrier called in
-//!   both modes (libgomp's barrier state must advance);
-//! - `critical`, `atomic`, `ordered` and `omp_*_lock`: mutex lock and unlock;
-//! - worksharing (loop chunks, sections, `single`): an atomic operation on
-//!   `OMP_WORKSHARE` held across the real call, so calls happen in the
-//!   recorded order at replay and hand out the same work; the result is
-//!   the payload, checked at replay;
-//! - tasks run undeferred (in the creating thread, in creation order) in both
-//!   modes: which thread runs a deferred task is libgomp's choice, and
-//!   replay could not reproduce it.
-//!
-//! libgomp's own allocations and time reads go through the interposed
-//! malloc and clock_gettime and are ordinary events.
+//! OpenMP as gcc compiles it: calls into libgomp (`GOMP_*`, `omp_*_lock`),
+//! modelled as `super::openmp` describes; `atomic` (libgomp's one global
+//! lock) is a mutex too. libgomp synchronises with raw futexes, and its own
+//! allocations and time reads go through the interposed malloc and
+//! clock_gettime and are ordinary events.
 
 use core::ffi::{c_int, c_uint, c_void};
-use core::sync::atomic::{AtomicUsize, Ordering};
 
-use rr_lite_trace::{EventKind, pseudo};
+use rr_lite_trace::pseudo;
 
-use crate::events::{self, Replayed, log_after_blocking_call, log_after_call};
+use super::openmp::{self, chunk_result, omp_functions, workshare};
 use crate::site::with_site;
 
 /// A region's function, as libgomp calls it in each member.
 type RegionFn = extern "C" fn(*mut c_void);
 
-/// Declares libgomp functions reached through `dlsym(RTLD_NEXT)`. Unlike
-/// `crate::real`, a missing one is not fatal at start-up: programs without
-/// OpenMP have no libgomp, and never call these.
-macro_rules! gomp_functions {
-    ($( fn $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty; )*) => { paste::paste! {
-        $( #[allow(non_upper_case_globals)] static [<SLOT_ $name>]: AtomicUsize = AtomicUsize::new(0); )*
-
-        /// Looks every libgomp function up, once, before the first event
-        /// that calls one (a lookup may allocate, and an allocation must not
-        /// happen inside a call made with stripes held).
-        fn resolve_once() {
-            static DONE: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
-            if !DONE.swap(true, Ordering::AcqRel) {
-                $( lookup(&[<SLOT_ $name>], concat!(stringify!($name), "\0")); )*
-            }
-        }
-
-        // libgomp's signatures, some with ten arguments.
-        #[allow(clippy::too_many_arguments)]
-        mod real {
-            use super::*;
-            $(
-                /// libgomp's function of this name.
-                ///
-                /// # Safety
-                /// libgomp's contract for it.
-                pub(super) unsafe fn $name($($arg: $ty),*) -> $ret {
-                    let addr = required(&[<SLOT_ $name>], concat!(stringify!($name), "\0"));
-                    // SAFETY: dlsym found libgomp's symbol of this name,
-                    // whose type is the one declared here (from libgomp.h).
-                    let f: unsafe extern "C" fn($($ty),*) -> $ret = unsafe { core::mem::transmute(addr) };
-                    // SAFETY: forwarded contract.
-                    unsafe { f($($arg),*) }
-                }
-            )*
-        }
-    }};
-}
-
-/// The symbol's address, or 0 if no library after the runtime defines it.
-fn lookup(slot: &AtomicUsize, name: &'static str) -> usize {
-    let cached = slot.load(Ordering::Relaxed);
-    if cached != 0 {
-        return cached;
-    }
-    // SAFETY: `name` is a NUL-terminated literal; RTLD_NEXT is a valid handle.
-    let addr = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) } as usize;
-    slot.store(addr, Ordering::Relaxed);
-    addr
-}
-
-/// The symbol's address; it must exist, since the program called our
-/// definition of it (libgomp loaded later, by dlopen, is looked up now).
-fn required(slot: &AtomicUsize, name: &'static str) -> usize {
-    match lookup(slot, name) {
-        0 => crate::real::resolve(slot, name),
-        addr => addr,
-    }
-}
-
-gomp_functions! {
+omp_functions! {
     fn GOMP_parallel(f: RegionFn, data: *mut c_void, threads: c_uint, flags: c_uint) -> ();
     fn GOMP_parallel_sections(f: RegionFn, data: *mut c_void, threads: c_uint, count: c_uint, flags: c_uint) -> ();
     fn GOMP_parallel_loop_static(f: RegionFn, data: *mut c_void, threads: c_uint, start: i64, end: i64, incr: i64, chunk: i64, flags: c_uint) -> ();
@@ -148,8 +67,7 @@ gomp_functions! {
     fn omp_test_nest_lock(lock: *mut c_void) -> c_int;
 }
 
-/// What each member of a region runs: the region's function between its
-/// start (reads `OMP_FORK`) and end (writes `OMP_JOIN`) events.
+/// A region's function and its argument, passed to each member.
 #[repr(C)]
 struct Region {
     f: RegionFn,
@@ -161,25 +79,31 @@ extern "C" fn run_member(region: *mut c_void) {
     // that started the region, which waits in libgomp until every member
     // has returned from here.
     let region = unsafe { &*region.cast::<Region>() };
-    let site = region.f as usize as u64;
-    // libgomp released this member from its dock, a barrier of every pool
-    // thread that the runtime does not see.
-    events::after_hidden_sync_with_all();
-    events::log_event(EventKind::BarrierDepart, pseudo::OMP_FORK, 0, site, 0);
-    (region.f)(region.data);
-    events::log_event(EventKind::BarrierArrive, pseudo::OMP_JOIN, 0, site, 0);
+    openmp::member(region.f as usize as u64, || (region.f)(region.data));
 }
 
 /// Runs a parallel region (`start` calls libgomp with the wrapped function
 /// and its argument) between the fork and join events.
 fn parallel(f: RegionFn, data: *mut c_void, site: u64, start: impl FnOnce(RegionFn, *mut c_void)) {
     resolve_once();
-    events::log_event(EventKind::BarrierArrive, pseudo::OMP_FORK, 0, site, 0);
     let region = Region { f, data };
-    events::before_blocking();
-    start(run_member, (&region as *const Region).cast_mut().cast());
-    events::log_event(EventKind::BarrierDepart, pseudo::OMP_JOIN, 0, site, 0);
+    let arg = (&region as *const Region).cast_mut().cast();
+    openmp::parallel(site, || start(run_member, arg));
 }
+
+/// A barrier, after the lookups.
+fn barrier(site: u64, wait: impl FnOnce()) {
+    resolve_once();
+    openmp::barrier(site, wait);
+}
+
+/// A lock-like object taken, after the lookups.
+fn lock(addr: u64, site: u64, take: impl FnOnce()) {
+    resolve_once();
+    openmp::lock(addr, site, take);
+}
+
+use openmp::unlock;
 
 unsafe extern "C" fn parallel_impl(
     f: RegionFn,
@@ -233,17 +157,6 @@ parallel_loops! {
     GOMP_parallel_loop_maybe_nonmonotonic_runtime(start: i64, end: i64, incr: i64, flags: c_uint);
 }
 
-/// A barrier: arrival, the real barrier (in both modes: libgomp's barrier
-/// state must advance), departure after every recorded arrival. Replay waits
-/// for the departure's predecessors after the real barrier, not before: a
-/// departure may have been logged after another thread's next events.
-fn barrier(site: u64, wait: impl FnOnce()) {
-    resolve_once();
-    events::log_event(EventKind::BarrierArrive, pseudo::OMP_BARRIER, 0, site, 0);
-    events::blocking_call(wait);
-    events::log_event(EventKind::BarrierDepart, pseudo::OMP_BARRIER, 0, site, 0);
-}
-
 macro_rules! barriers {
     ($($name:ident => $imp:ident;)*) => {$(
         unsafe extern "C" fn $imp(site: u64) {
@@ -258,24 +171,6 @@ barriers! {
     GOMP_barrier => barrier_impl;
     GOMP_loop_end => loop_end_impl;
     GOMP_sections_end => sections_end_impl;
-}
-
-/// Taking a lock-like object: blocks, so the stripes are released first;
-/// replay takes it in the recorded order.
-fn lock(addr: u64, site: u64, take: impl FnOnce()) {
-    resolve_once();
-    log_after_blocking_call(
-        EventKind::MutexLock,
-        addr,
-        site,
-        take,
-        |_| Some(0),
-        |_| Replayed::CallReal,
-    );
-}
-
-fn unlock(addr: u64, site: u64, give: impl FnOnce()) {
-    log_after_call(EventKind::MutexUnlock, addr, 0, site, give, |_| 0);
 }
 
 macro_rules! lock_pairs {
@@ -315,23 +210,6 @@ unsafe extern "C" fn critical_name_end_impl(name: *mut *mut c_void, site: u64) {
     });
 }
 with_site!(GOMP_critical_name_end => critical_name_end_impl, "rsi");
-
-/// A worksharing call: atomic on `OMP_WORKSHARE`, held across the real
-/// call so that replay makes the calls in the recorded order; `result`
-/// makes the payload that replay checks.
-fn workshare<R>(site: u64, op: impl FnOnce() -> R, result: impl FnOnce(&R) -> u64) -> R {
-    log_after_call(EventKind::Rmw, pseudo::OMP_WORKSHARE, 0, site, op, result)
-}
-
-/// The payload of a call that hands out a chunk: whether it did, and which.
-fn chunk_result(more: bool, first: *const i64, last: *const i64) -> u64 {
-    if !more || first.is_null() || last.is_null() {
-        return u64::from(more);
-    }
-    // SAFETY: libgomp wrote both bounds when it handed out a chunk.
-    let (first, last) = unsafe { (*first as u64, *last as u64) };
-    first.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17) ^ last ^ 1
-}
 
 unsafe extern "C" fn single_start_impl(site: u64) -> bool {
     // SAFETY: forwarding.
@@ -375,12 +253,21 @@ unsafe extern "C" fn sections_next_impl(site: u64) -> c_uint {
 }
 with_site!(GOMP_sections_next => sections_next_impl, "rdi");
 
+/// The bounds libgomp wrote when it handed out a chunk.
+fn bounds(first: *const i64, last: *const i64) -> Option<(u64, u64)> {
+    if first.is_null() || last.is_null() {
+        return None;
+    }
+    // SAFETY: libgomp wrote both bounds when it handed out a chunk.
+    Some(unsafe { (*first as u64, *last as u64) })
+}
+
 /// `GOMP_loop_*_next(first, last)`: the next chunk.
 macro_rules! loop_next {
     ($($name:ident => $imp:ident;)*) => {$(
         unsafe extern "C" fn $imp(first: *mut i64, last: *mut i64, site: u64) -> bool {
             // SAFETY: forwarding.
-            workshare(site, || unsafe { real::$name(first, last) }, |&more| chunk_result(more, first, last))
+            workshare(site, || unsafe { real::$name(first, last) }, |&more| chunk_result(more, || bounds(first, last)))
         }
         with_site!($name => $imp, "rdx");
     )*};
@@ -405,7 +292,7 @@ macro_rules! loop_start {
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name($($arg: $t,)* first: *mut i64, last: *mut i64) -> bool {
             // SAFETY: forwarding.
-            workshare(0, || unsafe { real::$name($($arg,)* first, last) }, |&more| chunk_result(more, first, last))
+            workshare(0, || unsafe { real::$name($($arg,)* first, last) }, |&more| chunk_result(more, || bounds(first, last)))
         }
     )*};
 }
@@ -442,7 +329,7 @@ pub unsafe extern "C" fn GOMP_loop_start(
             real::GOMP_loop_start(start, end, incr, sched, chunk, first, last, reductions, mem)
         }
     };
-    workshare(0, op, |&more| chunk_result(more, first, last))
+    workshare(0, op, |&more| chunk_result(more, || bounds(first, last)))
 }
 
 /// Tasks run undeferred: the creating thread runs each one at once, in both
@@ -491,36 +378,16 @@ omp_locks! {
     omp_set_nest_lock => set_nest_lock_impl, omp_unset_nest_lock => unset_nest_lock_impl;
 }
 
-/// `omp_test_lock` and `omp_test_nest_lock` return non-zero when they took
-/// the lock. Logged as a trylock (payload 0 = acquired, as for pthread);
-/// replay returns a recorded failure without calling.
-fn test_lock(l: *mut c_void, site: u64, op: impl FnOnce() -> c_int) -> c_int {
-    resolve_once();
-    events::log_after_call_or_recorded(
-        EventKind::MutexTryLock,
-        l as u64,
-        0,
-        site,
-        op,
-        |&taken| if taken != 0 { 0 } else { libc::EBUSY as u64 },
-        |recorded| {
-            if recorded == 0 {
-                Replayed::CallReal
-            } else {
-                Replayed::Return(0)
-            }
-        },
-    )
-}
-
 unsafe extern "C" fn test_lock_impl(l: *mut c_void, site: u64) -> c_int {
+    resolve_once();
     // SAFETY: forwarding.
-    test_lock(l, site, || unsafe { real::omp_test_lock(l) })
+    openmp::test_lock(l, site, || unsafe { real::omp_test_lock(l) })
 }
 with_site!(omp_test_lock => test_lock_impl, "rsi");
 
 unsafe extern "C" fn test_nest_lock_impl(l: *mut c_void, site: u64) -> c_int {
+    resolve_once();
     // SAFETY: forwarding.
-    test_lock(l, site, || unsafe { real::omp_test_nest_lock(l) })
+    openmp::test_lock(l, site, || unsafe { real::omp_test_nest_lock(l) })
 }
 with_site!(omp_test_nest_lock => test_nest_lock_impl, "rsi");

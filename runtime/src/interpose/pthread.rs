@@ -259,6 +259,10 @@ with_site!(pthread_detach => detach, "rsi");
 macro_rules! releasing_calls {
     ($($export:ident => $imp:ident($t:ty), $kind:ident;)*) => {$(
         pub(super) unsafe extern "C" fn $imp(obj: *mut $t, site: u64) -> c_int {
+            if omp_internal(site) {
+                // SAFETY: forwarding.
+                return unsafe { real::$export(obj) };
+            }
             let op = || {
                 // SAFETY: forwarding.
                 let r = unsafe { real::$export(obj) };
@@ -286,6 +290,9 @@ macro_rules! try_calls {
         pub(super) unsafe extern "C" fn $imp(obj: *mut $t, site: u64) -> c_int {
             // SAFETY: forwarding.
             let op = || unsafe { real::$export(obj) };
+            if omp_internal(site) {
+                return op();
+            }
             log_after_call_or_recorded(EventKind::$kind, addr(obj), 0, site, op, |&r| r as u64, return_failure)
         }
         with_site!($export => $imp, "rsi");
@@ -328,7 +335,19 @@ fn lock_call_trying(
     )
 }
 
+/// Whether a call comes from libomp, whose own mutexes, condition
+/// variables and semaphores only put its threads to sleep and wake them,
+/// as often as timing makes it (`crate::own_code::in_openmp_runtime`): a
+/// real call, not an event (blocking ones release the stripes first).
+fn omp_internal(site: u64) -> bool {
+    crate::own_code::in_openmp_runtime(site)
+}
+
 pub(super) unsafe extern "C" fn mutex_lock(m: *mut pthread_mutex_t, site: u64) -> c_int {
+    if omp_internal(site) {
+        // SAFETY: forwarding.
+        return events::hidden_blocking_call(|| unsafe { real::pthread_mutex_lock(m) });
+    }
     events::log_after_lock_call(
         EventKind::MutexLock,
         addr(m),
@@ -463,6 +482,9 @@ fn cond_wait_events(
     site: u64,
     wait: impl FnOnce() -> c_int,
 ) -> c_int {
+    if omp_internal(site) {
+        return events::hidden_blocking_call(wait);
+    }
     if crate::mode::current() != Mode::Replay {
         events::log_event(EventKind::MutexUnlock, addr(m), 0, site, 0);
         let woke = log_after_blocking_call(
@@ -589,6 +611,10 @@ fn sem_call(s: *mut sem_t, site: u64, op: impl FnOnce() -> c_int) -> c_int {
 }
 
 unsafe extern "C" fn semaphore_wait(s: *mut sem_t, site: u64) -> c_int {
+    if omp_internal(site) {
+        // SAFETY: forwarding.
+        return events::hidden_blocking_call(|| unsafe { real::sem_wait(s) });
+    }
     // SAFETY: forwarding.
     sem_call(s, site, || unsafe { real::sem_wait(s) })
 }
