@@ -518,23 +518,12 @@ pub(crate) fn log_output_before_call<R>(
     site: u64,
     op: impl FnOnce() -> R,
 ) -> R {
-    log_before_call(EventKind::Output, addr, len, site, op)
+    log_around_call(EventKind::Output, addr, len, site, false, op)
 }
 
 /// An event logged before its real call, whose stripe is kept across the
 /// call; the call's own events (allocations inside it) nest, logged after
-/// it in both modes.
-pub(crate) fn log_before_call<R>(
-    kind: EventKind,
-    addr: u64,
-    size: u64,
-    site: u64,
-    op: impl FnOnce() -> R,
-) -> R {
-    log_around_call(kind, addr, size, site, false, op)
-}
-
-/// [`log_before_call`], and with `closing` a second event of `kind` on
+/// it in both modes. With `closing`, a second event of `kind` on
 /// `addr` after the call, logged before the stripe is given back: replay
 /// counts an event done at the thread's next event, which may be one
 /// nested in the call, so it is the closing event that makes the next call

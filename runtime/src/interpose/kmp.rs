@@ -83,16 +83,14 @@ fn prepare() {
         return;
     }
     resolve_once();
-    openmp::lookup(&SLOT_FORK_CALL, "__kmpc_fork_call\0");
-    locate_libomp();
+    locate_libomp(openmp::lookup(&SLOT_FORK_CALL, "__kmpc_fork_call\0"));
     // SAFETY: a NUL-terminated settings string in libomp's environment
     // syntax; libomp initialises itself first if it has not.
     unsafe { real::kmp_set_defaults(c"KMP_FORCE_REDUCTION=critical".as_ptr()) };
 }
 
 /// Finds libomp's code from the address of one of its functions.
-fn locate_libomp() {
-    let known = openmp::lookup(&SLOT_FORK_CALL, "__kmpc_fork_call\0");
+fn locate_libomp(known: usize) {
     if let Some((start, end)) = crate::own_code::code_of(known) {
         crate::own_code::set_openmp_runtime(start, end);
     }
