@@ -50,6 +50,12 @@ pub fn run(trace: &TraceDir, options: &ReplayOptions, args: &ReplayArgs) -> anyh
         rr_lite: std::env::current_exe().context("cannot find the rr-lite executable")?,
         gdb: args.gdb.clone(),
         gdb_args: args.gdb_args.clone(),
+        server: args
+            .gdbserver
+            .map(|port| rr_lite_replayer::debug::GdbServer {
+                port,
+                program: args.gdbserver_path.clone(),
+            }),
     };
     match rr_lite_replayer::debug::debug(trace, options, &debug)? {
         DebugOutcome::Ended(status) => Ok(status.code().unwrap_or(1)),

@@ -49,6 +49,15 @@ pub struct ReplayArgs {
     /// The debugger --debug runs.
     #[arg(long, value_name = "PATH", default_value = "gdb")]
     pub(crate) gdb: PathBuf,
+    /// Serve the replay to a debugger that connects itself (an IDE, or gdb with
+    /// `target remote`): runs gdbserver on 127.0.0.1:PORT (loopback only) instead of
+    /// gdb, and prints the gdb command that connects with rr-lite's stop and
+    /// `rr-lite-event` loaded. Implies --debug; --at and --at-end work as with gdb.
+    #[arg(long, value_name = "PORT", conflicts_with = "gdb_args")]
+    pub(crate) gdbserver: Option<u16>,
+    /// The gdbserver --gdbserver runs.
+    #[arg(long, value_name = "PATH", default_value = "gdbserver")]
+    pub(crate) gdbserver_path: PathBuf,
     /// With --debug: arguments for gdb, after `--` (e.g. -- -batch -ex bt).
     #[arg(last = true, value_name = "GDB-ARGS")]
     pub(crate) gdb_args: Vec<std::ffi::OsString>,
@@ -57,8 +66,8 @@ pub struct ReplayArgs {
 /// Exit statuses of the replay, besides the program's own.
 pub const STATUS_HELP: &str = "Exit status: the program's (128+N if signal N ended it); \
 86 if the replay diverged from the recording; 87 if the deadlock watchdog stopped it; \
-1 for rr-lite's own errors. With --debug: gdb's status, or 86 if the program left the \
-recorded path under gdb.";
+1 for rr-lite's own errors. With --debug: gdb's status (gdbserver's with --gdbserver), or \
+86 if the program left the recorded path under the debugger.";
 
 pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     let trace = open_trace(args.trace.as_deref())?;
@@ -75,7 +84,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     // The program loads the runtime from the cache: restore it if deleted.
     rr_lite_recorder::runtime::install()?;
     warn_about_changed_inputs(&trace)?;
-    if args.debug || args.at.is_some() || args.at_end {
+    if args.debug || args.at.is_some() || args.at_end || args.gdbserver.is_some() {
         return crate::debug_cmd::run(&trace, &options, &args);
     }
     anyhow::ensure!(

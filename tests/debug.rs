@@ -150,3 +150,100 @@ fn at_end_of_an_exit_stops_at_the_exit_and_bad_ids_are_refused() {
         assert!(text(&out.stderr).contains(says), "{what}");
     }
 }
+
+/// `--gdbserver PORT` with gdb connecting as an IDE would (`target remote`
+/// with the script rr-lite names): the stop at an event, `bt`, and
+/// `continue` to the end with the recorded output on rr-lite's standard
+/// output. The server listens on the loopback interface only.
+#[test]
+#[cfg_attr(
+    any(rr_lite_no_gdb, rr_lite_no_gdbserver),
+    ignore = "gdb or gdbserver not found: install them, or set RR_LITE_REQUIRE_GDB=1 and \
+              RR_LITE_REQUIRE_GDBSERVER=1 to fail instead"
+)]
+fn gdbserver_serves_the_stop_to_a_connecting_gdb() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+
+    needs_gdb!();
+    common::require_tool("gdbserver", "RR_LITE_REQUIRE_GDBSERVER");
+    let rec = recorded(&[], 0);
+    let id = rec
+        .events()
+        .iter()
+        .find(|e| e.thread == 1 && e.kind == "write")
+        .map(|e| format!("t{}:{}", e.thread, e.index))
+        .unwrap_or_else(|| panic!("no write by thread 1\n{}", rec.describe()));
+    // A port free a moment ago (the kernel picks it).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let mut server = rr_command()
+        .args(["replay", "--gdbserver", &port.to_string(), "--at", &id])
+        .arg(&rec.trace)
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = server.stdout.take().unwrap();
+    let program_output = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    // The announcement comes once it listens, with the script to source.
+    let mut stderr = BufReader::new(server.stderr.take().unwrap());
+    let mut said = String::new();
+    let script = loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            let _ = server.kill();
+            panic!("rr-lite ended before listening:\n{said}");
+        }
+        said.push_str(&line);
+        if let Some(rest) = line.trim().strip_prefix("gdb -x '") {
+            break rest.split('\'').next().unwrap().to_string();
+        }
+    };
+    assert!(
+        said.contains(&format!("waiting for a debugger on 127.0.0.1:{port}")),
+        "{said}"
+    );
+    let rest_of_stderr = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let mut gdb = std::process::Command::new("gdb");
+    gdb.args(["-q", "-batch", "-x", &script])
+        .args(["-ex", &format!("target remote 127.0.0.1:{port}")])
+        .args(["-ex", "continue", "-ex", "bt", "-ex", "continue"])
+        .arg(build("debug_target"));
+    let out = output_within(&mut gdb, LIMIT);
+    let status = server.wait().unwrap();
+    let served = format!(
+        "rr-lite said:\n{said}{}\nits stdout:\n{}",
+        rest_of_stderr.join().unwrap(),
+        program_output.join().unwrap_or_default()
+    );
+    let out = out.unwrap_or_else(|e| panic!("gdb hangs: {e}\n{served}"));
+    let what = format!("{}\n{served}", describe("gdb target remote", &out));
+    let gdb_says = text(&out.stdout);
+    assert!(
+        gdb_says.contains(&format!("about to perform its event {id}")),
+        "{what}"
+    );
+    assert!(
+        gdb_says
+            .lines()
+            .any(|l| l.starts_with('#') && l.contains("worker")),
+        "{what}"
+    );
+    assert!(gdb_says.contains("exited normally"), "{what}");
+    assert!(status.success(), "{what}");
+    assert!(served.contains(&rec.stdout), "the recorded output\n{what}");
+}

@@ -47,6 +47,16 @@ pub struct DebugOptions {
     pub gdb: PathBuf,
     /// More arguments for gdb, after rr-lite's own (`-batch`, `-ex CMD`...).
     pub gdb_args: Vec<OsString>,
+    /// Run gdbserver for a debugger that connects itself, instead of gdb.
+    pub server: Option<GdbServer>,
+}
+
+/// `--gdbserver PORT`: where gdbserver listens (127.0.0.1 only: whoever
+/// connects controls a process with the user's rights) and which one runs.
+#[derive(Debug, Clone)]
+pub struct GdbServer {
+    pub port: u16,
+    pub program: PathBuf,
 }
 
 /// How a debugging session ended.
@@ -71,20 +81,87 @@ pub fn debug(
     rr_lite_trace::private::write(&script, text.as_bytes())
         .map_err(ReplayError::io("write", &script))?;
     let header = prepared.header;
-    let mut gdb = Command::new(&debug.gdb);
-    gdb.arg("-q")
-        .arg("-x")
-        .arg(&script)
-        .args(&debug.gdb_args)
-        .arg("--args")
-        .arg(&header.program)
-        .args(header.argv.iter().skip(1));
-    let status = rr_lite_supervise::run_in_foreground(&mut gdb, &debug.gdb)?;
+    let status = match &debug.server {
+        None => {
+            let mut gdb = Command::new(&debug.gdb);
+            gdb.arg("-q")
+                .arg("-x")
+                .arg(&script)
+                .args(&debug.gdb_args)
+                .arg("--args")
+                .arg(&header.program)
+                .args(header.argv.iter().skip(1));
+            rr_lite_supervise::run_in_foreground(&mut gdb, &debug.gdb)?
+        }
+        Some(server) => serve(
+            server,
+            &debug.gdb,
+            &script,
+            trace.path(),
+            &prepared.session,
+            header,
+            &debug.rr_lite,
+        )?,
+    };
     Ok(match divergence_in(trace, &prepared.state_path) {
         Some(report) => DebugOutcome::Diverged(report),
         None => DebugOutcome::Ended(status),
     })
 }
+
+/// `--gdbserver PORT`: listens on 127.0.0.1:PORT itself, since gdbserver
+/// listens on every interface whatever host it is given, and runs
+/// gdbserver for the one debugger that connects, speaking over the
+/// connection as its standard input and output. gdbserver then points the
+/// program's standard output at its standard error; the exec wrapper
+/// points it back at rr-lite's (`STDOUT_ENV`).
+fn serve(
+    server: &GdbServer,
+    gdb: &Path,
+    script: &Path,
+    trace: &Path,
+    session: &str,
+    header: &rr_lite_trace::TraceHeader,
+    rr_lite: &Path,
+) -> Result<ExitStatus, ReplayError> {
+    let address = format!("127.0.0.1:{}", server.port);
+    let listener =
+        std::net::TcpListener::bind(&address).map_err(ReplayError::io("listen on", &address))?;
+    eprintln!(
+        "rr-lite: waiting for a debugger on {address}; connect with\n  \
+         {gdb} -x {script} -ex 'target remote {address}' {program}\n\
+         (the script sets rr-lite's stop and adds `rr-lite-event`; an IDE sources it)",
+        gdb = gdb.display(),
+        script = shell_word(&script.to_string_lossy()),
+        program = shell_word(&header.program.to_string_lossy()),
+    );
+    let (connection, _) = listener
+        .accept()
+        .map_err(ReplayError::io("accept a debugger on", &address))?;
+    let input = connection
+        .try_clone()
+        .map_err(ReplayError::io("use the connection on", &address))?;
+    let mut gdbserver = Command::new(&server.program);
+    gdbserver
+        .arg("--disable-randomization")
+        .arg("--wrapper")
+        .args(exec_wrapper(rr_lite, trace, session))
+        .arg("--")
+        .arg("-")
+        .arg(&header.program)
+        .args(header.argv.iter().skip(1))
+        .env(STDOUT_ENV, format!("/proc/{}/fd/1", std::process::id()))
+        .stdin(Stdio::from(std::os::fd::OwnedFd::from(input)))
+        .stdout(Stdio::from(std::os::fd::OwnedFd::from(connection)));
+    Ok(rr_lite_supervise::run_in_foreground(
+        &mut gdbserver,
+        &server.program,
+    )?)
+}
+
+/// Set by [`serve`] for the exec wrapper: the path of the standard output
+/// the program should have (rr-lite's, through `/proc`).
+const STDOUT_ENV: &str = "RR_LITE_DEBUG_STDOUT";
 
 /// The exec wrapper's work (`rr-lite __replay-exec TRACE SESSION`): becomes
 /// the recorded program, as replay starts it, in session `session`.
@@ -105,6 +182,14 @@ pub fn exec_program(trace: &Path, session: &str) -> ReplayError {
         Ok(stdin) => cmd.stdin(stdin),
         Err(e) => return e,
     };
+    if let Some(path) = std::env::var_os(STDOUT_ENV) {
+        // Appending: the same place whether rr-lite's output is a terminal,
+        // a pipe, or a file (a fresh description would start at offset 0).
+        match std::fs::OpenOptions::new().append(true).open(&path) {
+            Ok(stdout) => cmd.stdout(stdout),
+            Err(e) => return ReplayError::io("open the standard output", &path)(e),
+        };
+    }
     let err = cmd.exec();
     ReplayError::io("run", &header.program)(err)
 }
@@ -149,13 +234,12 @@ fn shell_word(s: &str) -> String {
 /// the `rr-lite-event` command, then `run`.
 fn gdb_script(trace: &Path, session: &str, debug: &DebugOptions) -> String {
     let rr = debug.rr_lite.to_string_lossy();
+    let wrapper = exec_wrapper(&debug.rr_lite, trace, session)
+        .iter()
+        .map(|word| shell_word(&word.to_string_lossy()))
+        .collect::<Vec<_>>()
+        .join(" ");
     let trace = trace.to_string_lossy();
-    let wrapper = format!(
-        "{} __replay-exec {} {}",
-        shell_word(&rr),
-        shell_word(&trace),
-        shell_word(session)
-    );
     let stop_line = match debug.stop {
         Some(stop) => format!(
             "rr-lite: thread {} is about to perform its event t{}:{}: {}",
@@ -168,6 +252,25 @@ fn gdb_script(trace: &Path, session: &str, debug: &DebugOptions) -> String {
         .replace("@TRACE@", &python_str(&trace))
         .replace("@WRAPPER@", &python_str(&wrapper))
         .replace("@STOP_LINE@", &python_str(&stop_line))
+        .replace(
+            "@STARTS_PROGRAM@",
+            if debug.server.is_none() {
+                "True"
+            } else {
+                "False"
+            },
+        )
+}
+
+/// The exec wrapper gdb or gdbserver starts the program through: it becomes
+/// the recorded program (see [`exec_program`]).
+fn exec_wrapper(rr_lite: &Path, trace: &Path, session: &str) -> [OsString; 4] {
+    [
+        rr_lite.into(),
+        "__replay-exec".into(),
+        trace.into(),
+        session.into(),
+    ]
 }
 
 const SCRIPT_TEMPLATE: &str = include_str!("gdb_script.py");
@@ -193,6 +296,7 @@ mod tests {
             rr_lite: "/bin/rr-lite".into(),
             gdb: "gdb".into(),
             gdb_args: Vec::new(),
+            server: None,
         };
         let text = gdb_script(Path::new("/t/r-0"), "00ff", &options);
         assert!(text.contains(r"'\'/bin/rr-lite\' __replay-exec \'/t/r-0\' \'00ff\''"));

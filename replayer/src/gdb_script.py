@@ -8,12 +8,16 @@ import gdb
 RR_LITE = @RR_LITE@
 TRACE = @TRACE@
 STOP_LINE = @STOP_LINE@
+# True when this gdb starts the program; False when it connects to the
+# gdbserver `rr-lite replay --gdbserver` runs (`target remote`).
+STARTS_PROGRAM = @STARTS_PROGRAM@
 # Frames in these libraries are rr-lite's runtime, not the program.
 RUNTIME_LIBRARIES = ("librr_lite_rt", "libtsan")
 
-gdb.execute("set startup-with-shell on")
-gdb.execute("set disable-randomization on")
-gdb.execute("set exec-wrapper " + @WRAPPER@)
+if STARTS_PROGRAM:
+    gdb.execute("set startup-with-shell on")
+    gdb.execute("set disable-randomization on")
+    gdb.execute("set exec-wrapper " + @WRAPPER@)
 
 
 def in_runtime(frame):
@@ -115,4 +119,5 @@ class RrLiteEvent(gdb.Command):
 
 
 RrLiteEvent()
-gdb.execute("run")
+if STARTS_PROGRAM:
+    gdb.execute("run")

@@ -3,13 +3,13 @@
 //! while everything about them is known. Memory is the finder's per-granule
 //! state, the vector clocks' history and the kept pairs; never the log.
 
-use rr_lite_trace::{ACCESS_HASH_SEED, RecordedEvent, fold_access_hash};
+use rr_lite_trace::{ACCESS_HASH_SEED, EventKind, RecordedEvent, fold_access_hash};
 
 use crate::error::{Result, SplitError};
 use crate::options::{Algorithm, Reduction, SplitOptions};
 use crate::pairs::indexed::{IndexedFinder, NO_THREAD};
 use crate::pairs::worklist::WorklistFinder;
-use crate::pairs::{DependencyPair, EventRef, PairFinder, PairSink};
+use crate::pairs::{DependencyKind, DependencyPair, EventRef, PairFinder, PairSink};
 use crate::reduce::VectorClocks;
 use crate::stats::{PairCounts, SplitStats};
 
@@ -133,6 +133,9 @@ impl Analyzer {
         for granule in first..=last {
             self.finder.access(granule, event, access, &mut self.sink);
         }
+        if e.kind == EventKind::ThreadExit {
+            self.exit_after_everything_before(event);
+        }
         self.events_seen[t] += 1;
         self.hashes[t] = fold_access_hash(self.hashes[t], e.kind, e.addr);
         self.entries += 1;
@@ -140,6 +143,29 @@ impl Analyzer {
             self.reduce(event);
         }
         Ok(())
+    }
+
+    /// A thread's exit depends on every other thread's last event before it
+    /// in the global order, as if it wrote all memory. The thread may have
+    /// been let go by a synchronisation no hook sees (libomp's shutdown
+    /// wakes its workers with its own condition variables), which the
+    /// recorder orders by giving the exit a clock past every thread's; a
+    /// replay that put the exit earlier (sequential replay's total order)
+    /// would wait for a thread that cannot get there.
+    fn exit_after_everything_before(&mut self, exit: EventRef) {
+        for (thread, &seen) in self.events_seen.iter().enumerate() {
+            if seen > 0 && thread != exit.thread as usize {
+                let from = EventRef {
+                    thread: thread as u32,
+                    index: seen - 1,
+                };
+                self.sink.pairs.push(DependencyPair {
+                    from,
+                    to: exit,
+                    kind: DependencyKind::Waw,
+                });
+            }
+        }
     }
 
     /// Counts, deduplicates and reduces the pairs ending at `to`.

@@ -94,6 +94,29 @@ fn waw_signals_once_and_private_accesses_are_not_sync_points() {
 }
 
 #[test]
+fn a_thread_exit_waits_for_every_thread_before_it() {
+    // Threads 1 and 2 share nothing with thread 0 or each other, but thread
+    // 2's exit came after thread 0's second write and thread 1's read in
+    // the recorded order (a release no hook saw may have let it go).
+    let exit2 = rr_lite_trace::pseudo::thread_exit(2);
+    let events = common::events(&[
+        (0, Write, X, 8),
+        (1, Read, Y, 8),
+        (0, Write, X + 64, 8),
+        (2, EventKind::ThreadExit, exit2, 0),
+        (0, Write, X + 128, 8),
+    ]);
+    let (_dir, logs) = split_dir_events(&events, 3, &SplitOptions::default());
+    let exit = &logs[2].sync_points;
+    assert_eq!(exit.len(), 1);
+    assert_eq!((exit[0].index, exit[0].kind), (0, EventKind::ThreadExit));
+    assert_eq!(exit[0].waits, vec![ev(0, 1), ev(1, 0)]);
+    // Thread 0's later write is not waited for.
+    assert_eq!(logs[0].sync_points.len(), 1);
+    assert_eq!(logs[0].sync_points[0].index, 1);
+}
+
+#[test]
 fn trace_split_equals_in_memory_split_and_writes_stats() {
     let raw: Vec<_> = (0..400u64)
         .map(|i| {
