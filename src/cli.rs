@@ -42,6 +42,9 @@ enum Command {
     Ls(crate::traces_cmd::LsArgs),
     /// Delete traces (by the names `ls` shows, or paths).
     Rm(crate::traces_cmd::RmArgs),
+    /// Copy the program and the libraries it loaded into the trace, so it replays
+    /// after the trace moves or the program is rebuilt or deleted.
+    Pack(crate::traces_cmd::PackArgs),
     /// Find the cross-thread dependencies and write per-thread replay logs into TRACE/split/.
     Split(crate::split_cmd::SplitArgs),
     /// Export the dependency graph of a trace (DOT or JSON).
@@ -92,6 +95,7 @@ impl Cli {
             Command::Split(a) => crate::split_cmd::run(a),
             Command::Ls(a) => crate::traces_cmd::ls(a),
             Command::Rm(a) => crate::traces_cmd::rm(a),
+            Command::Pack(a) => crate::traces_cmd::pack(a),
             Command::Graph(a) => crate::graph_cmd::run(a),
             Command::Demo(a) => crate::demo_cmd::run(a),
             Command::ReplayExec { args } => crate::debug_cmd::replay_exec(&args),

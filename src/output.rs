@@ -30,7 +30,15 @@ pub fn open_trace(arg: Option<&Path>) -> anyhow::Result<TraceDir> {
 /// A symboliser for the trace's call sites.
 pub fn symbolizer(trace: &TraceDir) -> anyhow::Result<Symbolizer> {
     let map = ModuleMap::read(&trace.maps_path())?;
-    Ok(Symbolizer::new(map))
+    let mut symbols = Symbolizer::new(map);
+    if let Some(manifest) = rr_lite_trace::pack::Manifest::read(trace.path())? {
+        for file in &manifest.files {
+            if let Some((copy, _)) = manifest.copy_of(trace.path(), &file.recorded_path) {
+                symbols.read_module_from(file.recorded_path.clone(), copy);
+            }
+        }
+    }
+    Ok(symbols)
 }
 
 pub fn describe_ending(ending: ProgramEnding) -> String {

@@ -1,5 +1,5 @@
-//! `rr-lite ls` and `rr-lite rm`: the traces in the base directory, as rr
-//! lists and removes its own.
+//! `rr-lite ls`, `rr-lite rm` and `rr-lite pack`: the traces in the base
+//! directory, as rr lists, removes and packs its own.
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +22,31 @@ pub struct RmArgs {
     /// Traces to delete: names as `ls` shows them, or paths.
     #[arg(required = true, value_name = "TRACE")]
     traces: Vec<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "The trace then replays from another directory (rr-lite replay \
+PATH), with the program deleted or rebuilt, or on another machine of the same architecture \
+that has the same system libraries at the same paths (replay checks each one) and a \
+/tmp. Packing again replaces the copies."
+)]
+pub struct PackArgs {
+    /// Trace directory or name (default: the latest trace).
+    trace: Option<PathBuf>,
+}
+
+/// `rr-lite pack`.
+pub fn pack(args: PackArgs) -> anyhow::Result<i32> {
+    let trace = crate::output::open_trace(args.trace.as_deref())?;
+    let summary = rr_lite_trace::pack::pack(&trace)?;
+    eprintln!(
+        "rr-lite: packed {} files ({:.1} MB) into {}",
+        summary.files,
+        summary.bytes as f64 / 1e6,
+        trace.path().join(rr_lite_trace::pack::PACKED_DIR).display()
+    );
+    Ok(0)
 }
 
 /// One line of `ls`.

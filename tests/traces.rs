@@ -234,35 +234,59 @@ fn secret_looking_environment_values_are_masked() {
     }
 }
 
-/// A trace moved away from where it was recorded cannot replay (its path is
-/// part of the program's environment): a clear error naming the recorded
-/// path and exit 1, not a divergence.
+/// A trace replays after it moves (to a directory of another path length)
+/// and, once packed, after its program is deleted: exactly, in every mode,
+/// under gdb too. Unpacked, the deleted program is a clear error that
+/// names `rr-lite pack`.
 #[test]
-fn a_moved_trace_names_where_it_was_recorded() {
-    let rec = common::record(&build("accounts"), &[]);
+fn a_packed_trace_replays_moved_with_its_program_deleted() {
+    let dir = tempdir();
+    let program = dir.path().join("prog");
+    std::fs::copy(build("replay_racy_counter"), &program).unwrap();
+    let rec = common::record(&program, &[]);
     assert_eq!(rec.status, 0, "{}", rec.describe());
-    let moved = rec.trace.with_file_name("moved-trace");
+    let replays_exactly = |trace: &std::path::Path, what: &str| {
+        for mode in ["--parallel", "--sequential", "--verify"] {
+            let out = common::rr(["replay".as_ref(), mode.as_ref(), trace.as_os_str()]);
+            let what = describe(&format!("replay {mode} of {what}"), &out);
+            assert_eq!(status_code(&out), 0, "{what}");
+            assert_eq!(text(&out.stdout), rec.stdout, "{what}");
+        }
+    };
+    let moved = dir.path().join("a").join("much-longer-place").join("moved");
+    std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
     std::fs::rename(&rec.trace, &moved).unwrap();
+    replays_exactly(&moved, "a moved trace");
+
+    std::fs::rename(&program, dir.path().join("prog.away")).unwrap();
     let out = common::rr(["replay".as_ref(), moved.as_os_str()]);
-    assert_eq!(
-        status_code(&out),
-        1,
-        "{}",
-        describe("replay of a moved trace", &out)
-    );
+    let what = describe("replay with the program gone", &out);
+    assert_eq!(status_code(&out), 1, "{what}");
+    assert!(text(&out.stderr).contains("rr-lite pack"), "{what}");
+
+    std::fs::rename(dir.path().join("prog.away"), &program).unwrap();
+    let out = common::rr(["pack".as_ref(), moved.as_os_str()]);
+    assert_eq!(status_code(&out), 0, "{}", describe("pack", &out));
+    std::fs::remove_file(&program).unwrap();
+    let elsewhere = dir.path().join("t");
+    std::fs::rename(&moved, &elsewhere).unwrap();
+    replays_exactly(&elsewhere, "a packed trace, moved, its program deleted");
+    let dump = common::rr(["dump".as_ref(), elsewhere.as_os_str()]);
     assert!(
-        text(&out.stderr).contains(&format!("recorded at {}", rec.trace.display())),
-        "{}",
-        describe("replay of a moved trace", &out)
+        text(&dump.stdout).contains("bump (replay_racy_counter.c:"),
+        "dump reads symbols from the packed copy\n{}",
+        describe("dump", &dump)
     );
-    std::fs::rename(&moved, &rec.trace).unwrap();
-    let out = common::rr(["replay".as_ref(), rec.trace.as_os_str()]);
-    assert_eq!(
-        status_code(&out),
-        0,
-        "{}",
-        describe("replay, moved back", &out)
-    );
+    let links = std::fs::read_dir("/tmp")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.path()
+                .read_link()
+                .is_ok_and(|t| t.starts_with(dir.path()))
+        })
+        .count();
+    assert_eq!(links, 0, "replay left its links in /tmp");
 }
 
 /// A trace file replaced by a link to /dev/zero (endless) is refused at

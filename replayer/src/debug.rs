@@ -26,7 +26,10 @@ use rr_lite_trace::TraceDir;
 use rr_lite_trace::state::DebugStop;
 
 use crate::ReplayError;
-use crate::session::{DivergenceReport, ReplayOptions, divergence_in, prepare, program_command};
+use crate::places::Places;
+use crate::session::{
+    DivergenceReport, Prepared, ReplayOptions, divergence_in, prepare, program_command,
+};
 
 /// Name of the gdb script in the session directory.
 const SCRIPT_FILE: &str = "gdb-script.py";
@@ -89,19 +92,12 @@ pub fn debug(
                 .arg(&script)
                 .args(&debug.gdb_args)
                 .arg("--args")
-                .arg(&header.program)
+                .arg(&prepared.places.program)
                 .args(header.argv.iter().skip(1));
+            prepared.places.pass_to(&mut gdb);
             rr_lite_supervise::run_in_foreground(&mut gdb, &debug.gdb)?
         }
-        Some(server) => serve(
-            server,
-            &debug.gdb,
-            &script,
-            trace.path(),
-            &prepared.session,
-            header,
-            &debug.rr_lite,
-        )?,
+        Some(server) => serve(server, debug, &script, trace.path(), &prepared)?,
     };
     Ok(match divergence_in(trace, &prepared.state_path) {
         Some(report) => DebugOutcome::Diverged(report),
@@ -117,13 +113,12 @@ pub fn debug(
 /// points it back at rr-lite's (`STDOUT_ENV`).
 fn serve(
     server: &GdbServer,
-    gdb: &Path,
+    debug: &DebugOptions,
     script: &Path,
     trace: &Path,
-    session: &str,
-    header: &rr_lite_trace::TraceHeader,
-    rr_lite: &Path,
+    prepared: &Prepared,
 ) -> Result<ExitStatus, ReplayError> {
+    let program = &prepared.places.program;
     let address = format!("127.0.0.1:{}", server.port);
     let listener =
         std::net::TcpListener::bind(&address).map_err(ReplayError::io("listen on", &address))?;
@@ -131,9 +126,9 @@ fn serve(
         "rr-lite: waiting for a debugger on {address}; connect with\n  \
          {gdb} -x {script} -ex 'target remote {address}' {program}\n\
          (the script sets rr-lite's stop and adds `rr-lite-event`; an IDE sources it)",
-        gdb = gdb.display(),
+        gdb = debug.gdb.display(),
         script = shell_word(&script.to_string_lossy()),
-        program = shell_word(&header.program.to_string_lossy()),
+        program = shell_word(&program.to_string_lossy()),
     );
     let (connection, _) = listener
         .accept()
@@ -145,14 +140,15 @@ fn serve(
     gdbserver
         .arg("--disable-randomization")
         .arg("--wrapper")
-        .args(exec_wrapper(rr_lite, trace, session))
+        .args(exec_wrapper(&debug.rr_lite, trace, &prepared.session))
         .arg("--")
         .arg("-")
-        .arg(&header.program)
-        .args(header.argv.iter().skip(1))
+        .arg(program)
+        .args(prepared.header.argv.iter().skip(1))
         .env(STDOUT_ENV, format!("/proc/{}/fd/1", std::process::id()))
         .stdin(Stdio::from(std::os::fd::OwnedFd::from(input)))
         .stdout(Stdio::from(std::os::fd::OwnedFd::from(connection)));
+    prepared.places.pass_to(&mut gdbserver);
     Ok(rr_lite_supervise::run_in_foreground(
         &mut gdbserver,
         &server.program,
@@ -177,7 +173,7 @@ pub fn exec_program(trace: &Path, session: &str) -> ReplayError {
             path: trace.path().to_path_buf(),
         };
     };
-    let mut cmd = program_command(header, session);
+    let mut cmd = program_command(header, session, &Places::from_wrapper_env(header));
     match recorded_stdin_pipe(&trace) {
         Ok(stdin) => cmd.stdin(stdin),
         Err(e) => return e,

@@ -46,12 +46,31 @@ pub enum ReplayError {
     )]
     DataDamaged { path: PathBuf },
     #[error(
-        "{}: the trace was recorded at {} and replays only from there (the path is part of \
-         the program's environment and addresses): move it back, or record again",
-        path.display(),
+        "{}: the recorded program is not there any more (and the trace has no packed copy \
+         of it: `rr-lite pack` keeps one)",
+        program.display()
+    )]
+    ProgramMissing {
+        program: PathBuf,
+        #[source]
+        source: Box<rr_lite_trace::TraceError>,
+    },
+    #[error(
+        "{}: not the library the packed trace recorded (recorded {recorded}, now {actual}): \
+         replay needs the libraries the recording loaded, at the same paths",
+        library.display()
+    )]
+    LibraryChanged {
+        library: PathBuf,
+        recorded: String,
+        actual: String,
+    },
+    #[error(
+        "{}: recorded at a path too short to reach the trace's new place with a path of the \
+         same length (at least {shortest} bytes): move the trace back, or record again",
         recorded.display()
     )]
-    Moved { path: PathBuf, recorded: PathBuf },
+    PathTooShort { recorded: PathBuf, shortest: usize },
     #[error(
         "{}: the recorded environment has no {missing}, which every recording sets: the \
          header is damaged or was edited, and the program would run without the runtime",

@@ -1,7 +1,8 @@
 //! Replays a recorded run. `plans` turns the splitter's per-thread logs and
 //! the recorded results into per-thread replay plans the runtime maps in
 //! place (sequential replay's total order from `runs`); `session` runs the
-//! program as recorded (same path, argv, cwd, environment, ASLR off) with
+//! program as recorded (same path, argv, cwd, environment, ASLR off; a moved
+//! or packed trace through paths of the recorded lengths, `places`) with
 //! the runtime in replay mode, watches the shared state for a deadlock, and
 //! reads back how it ended: the program's status, a divergence, or a
 //! deadlock, with the details for a report. `debug` runs the same session
@@ -13,6 +14,7 @@
 pub mod debug;
 mod error;
 pub mod inputs;
+mod places;
 pub mod plans;
 mod runs;
 pub mod session;

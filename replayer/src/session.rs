@@ -19,11 +19,11 @@ use rr_lite_trace::state::{
 use rr_lite_trace::{EventKind, ProgramEnding, RecordedEvent, TraceDir};
 
 use crate::ReplayError;
+use crate::places::{Places, TRACE_ENV};
 use crate::plans::ensure_plans;
 
 const MODE_ENV: &str = "RR_LITE_MODE";
 /// Where the runtime looks for the trace (set by the recorder).
-const TRACE_ENV: &str = "RR_LITE_TRACE";
 /// How often the watchdog looks at the state file.
 const TICK: Duration = Duration::from_millis(100);
 
@@ -175,7 +175,8 @@ fn is_stuck(status: u32) -> bool {
 
 /// What a trace can make replay do is run its header's program with its
 /// arguments and environment: so, before anything runs, the program must
-/// be the one recorded (same build-id or contents), and a trace another
+/// be the one recorded (same build-id or contents: [`Places::resolve`],
+/// which runs after this), and a trace another
 /// user owns (a copy from elsewhere, a shared directory) runs only with
 /// `accept_foreign`, its command line shown otherwise.
 fn check_trust(
@@ -184,14 +185,6 @@ fn check_trust(
     accept_foreign: bool,
 ) -> Result<(), ReplayError> {
     use std::os::unix::fs::MetadataExt;
-    let actual = rr_lite_trace::identity::program_id(&header.program)?;
-    if actual != header.program_id {
-        return Err(ReplayError::ProgramChanged {
-            program: header.program.clone(),
-            recorded: header.program_id.clone(),
-            actual,
-        });
-    }
     for needed in [MODE_ENV, SESSION_ENV] {
         if !header.env.iter().any(|(k, _)| k == needed) {
             return Err(ReplayError::EnvironmentDamaged {
@@ -199,23 +192,6 @@ fn check_trust(
                 missing: needed,
             });
         }
-    }
-    // The runtime finds its plans through the recorded trace path (part of
-    // the environment, hence of the program's stack): a moved or copied
-    // trace cannot replay from its new place.
-    let recorded_dir = header
-        .env
-        .iter()
-        .find(|(k, _)| k == TRACE_ENV)
-        .map(|(_, v)| PathBuf::from(v));
-    let same_place = |recorded: &Path| {
-        std::fs::canonicalize(recorded).ok() == std::fs::canonicalize(trace.path()).ok()
-    };
-    if let Some(recorded) = recorded_dir.filter(|r| !same_place(r)) {
-        return Err(ReplayError::Moved {
-            path: trace.path().to_path_buf(),
-            recorded,
-        });
     }
     check_recorded_data(trace, header)?;
     let owner = |p: &Path| std::fs::metadata(p).map(|m| m.uid());
@@ -324,6 +300,8 @@ pub(crate) struct Prepared<'t> {
     /// Removed when the session is dropped.
     pub(crate) dir: SessionDir,
     pub(crate) state_path: PathBuf,
+    /// Where the program and the trace are now.
+    pub(crate) places: Places,
 }
 
 /// Checks that `trace` may be replayed, and prepares a session for it.
@@ -342,6 +320,7 @@ pub(crate) fn prepare<'t>(
         });
     }
     check_trust(trace, header, options.accept_foreign)?;
+    let places = Places::resolve(trace, header)?;
     let session = new_session_id();
     let dir = SessionDir(trace.path().join(session_dir_name(&session)));
     rr_lite_trace::private::create_dir_all(&dir.0).map_err(ReplayError::io("create", &dir.0))?;
@@ -353,21 +332,27 @@ pub(crate) fn prepare<'t>(
         session,
         dir,
         state_path,
+        places,
     })
 }
 
-/// The recorded program as it ran: its path, argv (argv[0] included),
-/// working directory and environment (in replay mode for `session`), with
-/// address-space randomisation off.
-pub(crate) fn program_command(header: &rr_lite_trace::TraceHeader, session: &str) -> Command {
-    let mut cmd = Command::new(&header.program);
+/// The recorded program as it ran: its path (or one of the same length,
+/// `places`), argv (argv[0] included), working directory and environment
+/// (in replay mode for `session`), with address-space randomisation off.
+pub(crate) fn program_command(
+    header: &rr_lite_trace::TraceHeader,
+    session: &str,
+    places: &Places,
+) -> Command {
+    let mut cmd = Command::new(&places.program);
     if let Some((arg0, args)) = header.argv.split_first() {
         std::os::unix::process::CommandExt::arg0(&mut cmd, arg0);
         cmd.args(args);
     }
     cmd.current_dir(&header.cwd)
         .env_clear()
-        .envs(replay_environment(&header.env, session));
+        .envs(replay_environment(&header.env, session))
+        .envs(places.trace_env.iter().map(|t| (TRACE_ENV, t)));
     disable_aslr_for_children();
     cmd
 }
@@ -377,7 +362,7 @@ pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome
     let prepared = prepare(trace, options, None)?;
     let header = prepared.header;
     let state_path = prepared.state_path.clone();
-    let mut cmd = program_command(header, &prepared.session);
+    let mut cmd = program_command(header, &prepared.session, &prepared.places);
 
     let mut last_progress = (u64::MAX, Instant::now());
     let mut deadlock = None;

@@ -186,6 +186,9 @@ impl std::fmt::Display for Site {
 /// Symbolises addresses of one trace, caching loaded modules and results.
 pub struct Symbolizer {
     map: ModuleMap,
+    /// Modules read from another file than the recorded path (a packed
+    /// trace's copies).
+    copies: HashMap<PathBuf, PathBuf>,
     loaders: HashMap<PathBuf, Option<addr2line::Loader>>,
     cache: HashMap<u64, Site>,
 }
@@ -202,9 +205,16 @@ impl Symbolizer {
     pub fn new(map: ModuleMap) -> Symbolizer {
         Symbolizer {
             map,
+            copies: HashMap::new(),
             loaders: HashMap::new(),
             cache: HashMap::new(),
         }
+    }
+
+    /// Reads the module recorded at `recorded` from `copy` (the same bytes,
+    /// elsewhere: a packed trace's copy of a program deleted since).
+    pub fn read_module_from(&mut self, recorded: PathBuf, copy: PathBuf) {
+        self.copies.insert(recorded, copy);
     }
 
     /// Symbolises a return address (the site of a hook call): the call
@@ -237,10 +247,11 @@ impl Symbolizer {
             line: None,
         };
         let Some(loc) = location else { return site };
+        let file = self.copies.get(&loc.module).unwrap_or(&loc.module);
         let loader = self
             .loaders
             .entry(loc.module.clone())
-            .or_insert_with(|| addr2line::Loader::new(&loc.module).ok());
+            .or_insert_with(|| addr2line::Loader::new(file).ok());
         let Some(loader) = loader else { return site };
         // Offsets are from the load base; the ELF's addresses start at its
         // lowest segment address (0 for PIE and shared objects).
