@@ -295,7 +295,7 @@ mod tests {
             server: None,
         };
         let text = gdb_script(Path::new("/t/r-0"), "00ff", &options);
-        assert!(text.contains(r"'\'/bin/rr-lite\' __replay-exec \'/t/r-0\' \'00ff\''"));
+        assert!(text.contains(r"'\'/bin/rr-lite\' \'__replay-exec\' \'/t/r-0\' \'00ff\''"));
         assert!(text.contains("event t2:7: write 0x10 at f (a.c:3)"));
         assert!(!text.contains('@'), "every placeholder filled:\n{text}");
     }
