@@ -64,7 +64,15 @@ pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
     if let (Some(chaos), false) = (&options.chaos, args.quiet) {
         eprintln!("rr-lite: chaos scheduling: {}", chaos.describe());
     }
-    let recording = record(&options)?;
+    let recording = match record(&options) {
+        Ok(recording) => recording,
+        // The program's status still is record's, as it would have been.
+        Err(e @ rr_lite_recorder::RecordError::Unfinished { ending, .. }) => {
+            eprintln!("rr-lite: error: {:#}", anyhow::Error::from(e));
+            return Ok(ending.shell_status());
+        }
+        Err(e) => return Err(e.into()),
+    };
     if !args.quiet {
         report(&recording);
     }

@@ -423,6 +423,48 @@ fn exit_while_threads_run_leaves_a_complete_trace() {
     assert_eq!(count_kind(&events, "thread-exit"), 0, "no worker ended");
 }
 
+/// A log that cannot grow (a full disk; here a file size limit, whose
+/// SIGXFSZ the shell ignores, so growing fails with EFBIG as a full disk
+/// fails with ENOSPC): the program runs on with its output and status,
+/// the trace is finished but marked incomplete with the reason, and replay
+/// refuses it.
+#[test]
+fn a_log_that_cannot_grow_leaves_the_program_its_output_and_status() {
+    let exe = build("log_filler");
+    let tmp = common::tempdir();
+    let trace = tmp.path().join("trace");
+    // 6000 KiB per file (bash counts KiB): the 4 MiB first chunk of each
+    // log fits, the second
+    // does not.
+    let script = format!(
+        "ulimit -f 6000; trap '' XFSZ; exec \"$0\" record -o '{}' '{}'",
+        trace.display(),
+        exe.display()
+    );
+    // The test environment of rr_command, through a shell.
+    let rr = common::rr_command();
+    let mut cmd = Command::new("bash");
+    for (key, value) in rr.get_envs() {
+        match value {
+            Some(value) => cmd.env(key, value),
+            None => cmd.env_remove(key),
+        };
+    }
+    cmd.arg("-c").arg(script).arg(rr.get_program());
+    let out = common::output_within(&mut cmd, std::time::Duration::from_secs(120))
+        .unwrap_or_else(|e| panic!("recording hangs: {e}"));
+    let what = describe("record under a file size limit", &out);
+    assert_eq!(status_code(&out), 3, "{what}");
+    assert_eq!(text(&out.stdout), "counter 800000\n", "{what}");
+    assert!(text(&out.stderr).contains("disk full?"), "{what}");
+    let info = common::info(&trace).unwrap_or_else(|e| panic!("{e}\n{what}"));
+    assert_eq!(info["complete"], false, "{info}");
+    let replay = common::rr(["replay".as_ref(), trace.as_os_str()]);
+    let what = describe("replay of the incomplete trace", &replay);
+    assert_eq!(status_code(&replay), 1, "{what}");
+    assert!(text(&replay.stderr).contains("could not grow"), "{what}");
+}
+
 /// Exiting right after creating threads, while they start up: every run
 /// must still give the program's status and a complete, readable trace.
 #[test]

@@ -43,6 +43,15 @@ pub enum RecordError {
     NothingRecorded { path: PathBuf },
     #[error(transparent)]
     Trace(#[from] rr_lite_trace::TraceError),
+    /// The program ran and ended, but the trace could not be finished (a
+    /// full disk): it stays `incomplete`; the program's ending is kept.
+    #[error("{}: the program ended (status {}), but the trace could not be finished and stays incomplete", dir.display(), ending.shell_status())]
+    Unfinished {
+        dir: PathBuf,
+        ending: rr_lite_trace::ProgramEnding,
+        #[source]
+        source: Box<RecordError>,
+    },
     #[error("cannot run the compiler {compiler}")]
     Compiler {
         compiler: String,

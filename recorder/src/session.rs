@@ -280,6 +280,7 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
     let incomplete = dir.join(INCOMPLETE_FILE);
     rr_lite_trace::private::write(&incomplete, format!("{FORMAT_VERSION}\n"))
         .map_err(RecordError::io("write", &incomplete))?;
+    reserve_room_to_finish(&dir);
 
     let cwd = std::env::current_dir().map_err(RecordError::io("resolve", "."))?;
     let env = program_environment(&dir, options.snapshot_files, options.chaos.as_ref());
@@ -334,8 +335,40 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
                 .duration_since(SystemTime::UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis() as u64),
         },
-    )?;
+    )
+    .map_err(|e| RecordError::Unfinished {
+        dir: dir.clone(),
+        ending,
+        source: Box::new(e),
+    })?;
     Ok(Recording { dir, header })
+}
+
+/// Bytes set aside for `header.json` and the end of the recording.
+const FINISHING_ROOM: i64 = 1 << 20;
+/// Bytes set aside for the runtime's notes in `problems`.
+const PROBLEMS_ROOM: i64 = 64 << 10;
+/// The file holding [`FINISHING_ROOM`] until `finalise` deletes it.
+const ROOM_FILE: &str = "room";
+
+/// Sets disk space aside (`fallocate`), so a disk the program's logs fill
+/// still has room for the runtime's note that the trace is incomplete
+/// (`problems`, blocks kept past its end) and for `header.json` (a file
+/// `finalise` deletes first). Best effort: a file system without
+/// `fallocate` gets no reservation.
+fn reserve_room_to_finish(dir: &Path) {
+    use nix::fcntl::{FallocateFlags, fallocate};
+    let reserve = |name: &str, flags: FallocateFlags, len: i64| {
+        if let Ok(file) = rr_lite_trace::private::create(&dir.join(name)) {
+            let _ = fallocate(&file, flags, 0, len);
+        }
+    };
+    reserve(
+        PROBLEMS_FILE,
+        FallocateFlags::FALLOC_FL_KEEP_SIZE,
+        PROBLEMS_ROOM,
+    );
+    reserve(ROOM_FILE, FallocateFlags::empty(), FINISHING_ROOM);
 }
 
 /// The program's standard input, saved as the trace's `stdin`.
@@ -390,6 +423,7 @@ struct FinalFacts {
 /// Reads every thread log once (counting and validating), writes the header
 /// and marks the trace complete.
 fn finalise(dir: &Path, point_latest: bool, facts: FinalFacts) -> Result<TraceHeader, RecordError> {
+    let _ = std::fs::remove_file(dir.join(ROOM_FILE));
     let trace = match TraceDir::open_for_finalising(dir) {
         Ok(t) => t,
         Err(rr_lite_trace::TraceError::NotATrace { .. }) => {

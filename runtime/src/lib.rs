@@ -30,6 +30,7 @@ mod interpose;
 mod log;
 mod mode;
 mod own_code;
+mod problems;
 mod raw_memory;
 mod real;
 mod record;

@@ -91,12 +91,29 @@ impl LogWriter {
         unsafe { core::slice::from_raw_parts_mut(self.chunk, CHUNK_LEN) }
     }
 
-    /// Grows the file and maps chunk `index`.
+    /// Grows the file and maps chunk `index`. The chunk's blocks are
+    /// allocated first (`fallocate`): on a full disk this fails here, and
+    /// the thread stops logging, instead of a store into a hole of the
+    /// mapping killing the program with SIGBUS.
     fn map_chunk(&mut self, index: u64) -> bool {
-        let end = (index + 1) * CHUNK_LEN as u64;
-        // SAFETY: a raw system call on our own descriptor.
-        if unsafe { libc::syscall(libc::SYS_ftruncate, self.fd, end as i64) } != 0 {
-            return false;
+        let start = index * CHUNK_LEN as u64;
+        // SAFETY: raw system calls on our own descriptor.
+        let reserved = unsafe {
+            libc::syscall(
+                libc::SYS_fallocate,
+                self.fd,
+                0,
+                start as i64,
+                CHUNK_LEN as i64,
+            )
+        };
+        if reserved != 0 {
+            let unsupported = crate::sys::errno() == libc::EOPNOTSUPP;
+            let end = (start + CHUNK_LEN as u64) as i64;
+            // SAFETY: as above.
+            if !unsupported || unsafe { libc::syscall(libc::SYS_ftruncate, self.fd, end) } != 0 {
+                return false;
+            }
         }
         let p = map_private(
             CHUNK_LEN,

@@ -210,9 +210,17 @@ impl RecordThread {
             payload,
         };
         let ok = self.with_log(|log| log.append(&entry));
-        if !ok && !self.log_failed.replace(true) {
+        if !ok
+            && !self.log_failed.replace(true)
+            && !crate::problems::LOG_FAILED.swap(true, core::sync::atomic::Ordering::Relaxed)
+        {
             crate::sys::warn(&[
-                b"cannot write the thread log (disk full?): the trace is incomplete",
+                b"cannot write a thread log (disk full?): the program goes on, partly \
+                  unrecorded, and the trace is incomplete",
+            ]);
+            crate::problems::note(&[
+                b"a thread log could not grow (disk full?): the thread's later events are \
+                  not in the trace",
             ]);
         }
     }

@@ -80,26 +80,10 @@ fn untracked_thread(mode: Mode) {
         b"a thread rr-lite did not start ran instrumented code: its accesses are not recorded \
           and the trace is marked incomplete",
     ]);
-    note_trace_problem(&[
+    crate::problems::note(&[
         b"a thread that rr-lite did not start (not through pthread_create or thrd_create) \
           ran instrumented code: its accesses are not in the trace",
     ]);
-}
-
-/// Record: notes in the trace something it cannot hold (one line, `parts`
-/// joined); the recorder then marks the trace incomplete, and replay
-/// refuses it.
-pub(crate) fn note_trace_problem(parts: &[&[u8]]) {
-    if mode::current() != Mode::Record {
-        return;
-    }
-    crate::descriptors::locked(|| {
-        crate::sys::append_line_in_dir(
-            mode::TRACE_DIR.get(),
-            rr_lite_trace::dir::PROBLEMS_FILE.as_bytes(),
-            parts,
-        )
-    });
 }
 
 /// Runs `f` on the calling thread's state, known to be tracked (a

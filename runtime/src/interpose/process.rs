@@ -39,5 +39,5 @@ fn note_fork(site: u64) {
         b": forking programs cannot be recorded yet",
     ];
     crate::sys::warn(&what);
-    events::note_trace_problem(&[what[0], what[1], what[2], b" (the child ran unrecorded)"]);
+    crate::problems::note(&[what[0], what[1], what[2], b" (the child ran unrecorded)"]);
 }
