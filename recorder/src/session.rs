@@ -437,28 +437,17 @@ fn finalise(dir: &Path, point_latest: bool, facts: FinalFacts) -> Result<TraceHe
     let mut entries = Vec::new();
     let mut log_checksums = Vec::new();
     let mut log_bytes = 0;
-    for t in 0..trace.threads() {
-        let mut reader = trace.thread_events(t)?;
-        let mut count = 0u64;
-        for event in reader.by_ref() {
-            match event {
-                Ok(_) => count += 1,
-                Err(e) => {
-                    problems.push(with_causes(&e));
-                    break;
-                }
+    for (t, scan) in scan_logs(&trace).into_iter().enumerate() {
+        let scan = scan?;
+        problems.extend(scan.problem);
+        log_bytes += scan.written.saturating_sub(HEADER_LEN as u64);
+        entries.push(scan.entries);
+        log_checksums.push(match scan.checksum {
+            Some(checksum) => checksum,
+            None => {
+                debug_assert!(!trace.thread_log_path(t as u32).exists());
+                (0, 0)
             }
-        }
-        log_bytes += reader.offset().saturating_sub(HEADER_LEN as u64);
-        entries.push(count);
-        let path = trace.thread_log_path(t);
-        let written = reader.offset();
-        log_checksums.push(if path.exists() {
-            let (sum, len) = rr_lite_trace::codec::checksum::fnv1a_of_file_prefix(&path, written)
-                .map_err(RecordError::io("read", &path))?;
-            (len, sum)
-        } else {
-            (0, 0)
         });
     }
     let noted = dir.join(PROBLEMS_FILE);
@@ -501,6 +490,83 @@ fn finalise(dir: &Path, point_latest: bool, facts: FinalFacts) -> Result<TraceHe
         update_latest(dir)?;
     }
     Ok(header)
+}
+
+/// What [`scan_logs`] found in one thread log.
+struct LogScan {
+    entries: u64,
+    /// Bytes up to the end of the last whole entry.
+    written: u64,
+    /// `(length, fnv1a)` of those bytes, `None` if the log does not exist.
+    checksum: Option<(u64, u64)>,
+    /// Why the log ends early, if it does.
+    problem: Option<String>,
+}
+
+/// Counts and validates every thread log, each on its own worker (as many
+/// as there are cores): this is the time between the program's end and
+/// the trace's, which a Ctrl-C waits for.
+fn scan_logs(trace: &TraceDir) -> Vec<Result<LogScan, RecordError>> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let threads = trace.threads();
+    let next = AtomicU32::new(0);
+    let results: Mutex<Vec<Option<Result<LogScan, RecordError>>>> =
+        Mutex::new((0..threads).map(|_| None).collect());
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(threads as usize);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let t = next.fetch_add(1, Ordering::Relaxed);
+                    if t >= threads {
+                        break;
+                    }
+                    let scan = scan_log(trace, t);
+                    results.lock().unwrap_or_else(|e| e.into_inner())[t as usize] = Some(scan);
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.expect("every log scanned"))
+        .collect()
+}
+
+/// Counts thread `t`'s entries up to the first bad one, and checksums them.
+fn scan_log(trace: &TraceDir, t: u32) -> Result<LogScan, RecordError> {
+    let mut reader = trace.thread_events(t)?;
+    let mut entries = 0u64;
+    let mut problem = None;
+    for event in reader.by_ref() {
+        match event {
+            Ok(_) => entries += 1,
+            Err(e) => {
+                problem = Some(with_causes(&e));
+                break;
+            }
+        }
+    }
+    let written = reader.offset();
+    let path = trace.thread_log_path(t);
+    let checksum = if path.exists() {
+        let (sum, len) = rr_lite_trace::codec::checksum::fnv1a_of_file_prefix(&path, written)
+            .map_err(RecordError::io("read", &path))?;
+        Some((len, sum))
+    } else {
+        None
+    };
+    Ok(LogScan {
+        entries,
+        written,
+        checksum,
+        problem,
+    })
 }
 
 /// The step count PCT left in the trace, if it did.
