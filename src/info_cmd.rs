@@ -61,7 +61,14 @@ fn summarise(trace: &TraceDir) -> anyhow::Result<Summary> {
         trace: trace.path().to_path_buf(),
         complete: trace.is_complete(),
         program: header.map(|h| h.program.clone()),
-        argv: header.map(|h| h.argv.clone()).unwrap_or_default(),
+        argv: header
+            .map(|h| {
+                h.argv
+                    .iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default(),
         masked_env: header.map(|h| h.masked_env.clone()).unwrap_or_default(),
         chaos: header.and_then(|h| h.chaos),
         ending: header.map(|h| describe_ending(h.ending)),

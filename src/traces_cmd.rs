@@ -39,7 +39,8 @@ pub struct PackArgs {
 /// `rr-lite pack`.
 pub fn pack(args: PackArgs) -> anyhow::Result<i32> {
     let trace = crate::output::open_trace(args.trace.as_deref())?;
-    let summary = rr_lite_trace::pack::pack(&trace)?;
+    let mapped = rr_lite_symbols::ModuleMap::read(&trace.maps_path())?.files();
+    let summary = rr_lite_trace::pack::pack(&trace, &mapped)?;
     eprintln!(
         "rr-lite: packed {} files ({:.1} MB) into {}",
         summary.files,

@@ -981,35 +981,54 @@ fn assert_emits_only_exported_hooks(compiler: &str) {
     assert!(emitted.len() > 20, "{compiler} emitted {emitted:?}");
 }
 
-/// Bytes that are not UTF-8 in the environment or the arguments are refused
-/// with a clear error before a trace directory is created (the header keeps
-/// them as text): never a panic, never a trace that cannot replay.
+/// Bytes that are not UTF-8 in an argument, the environment or the
+/// program's path are recorded as they are (`header.json` holds them as
+/// hex) and replayed byte for byte: the program prints the same bytes and
+/// the same stack address.
 #[test]
-fn non_utf8_environment_and_arguments_are_refused() {
+fn non_utf8_arguments_environment_and_paths_replay_exactly() {
     use std::ffi::OsStr;
     use std::os::unix::ffi::OsStrExt;
-    let exe = build("accounts");
     let tmp = tempdir();
+    let odd_dir = tmp.path().join(OsStr::from_bytes(b"dir-\xff\xfe"));
+    std::fs::create_dir(&odd_dir).unwrap();
+    let exe = odd_dir.join("prog");
+    std::fs::copy(build("bytes_args_env"), &exe).unwrap();
     let bad = OsStr::from_bytes(b"a\xffb");
     for (n, env_key, env_value, arg) in [
         (0, bad, OsStr::new("1"), OsStr::new("x")),
         (1, OsStr::new("RR_LITE_TEST_VAR"), bad, OsStr::new("x")),
         (2, OsStr::new("RR_LITE_TEST_VAR"), OsStr::new("1"), bad),
     ] {
-        let out_dir = tmp.path().join(format!("t{n}"));
+        let trace = tmp.path().join(format!("t{n}"));
         let out = common::rr_command()
             .env(env_key, env_value)
             .arg("record")
             .arg("-o")
-            .arg(&out_dir)
+            .arg(&trace)
             .arg(&exe)
             .arg(arg)
             .output()
             .unwrap();
-        let stderr = common::text(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "case {n}: {stderr}");
-        assert!(stderr.contains("is not valid UTF-8"), "case {n}: {stderr}");
-        assert!(!out_dir.exists(), "case {n}: a trace directory was left");
+        let recorded = describe(&format!("record, case {n}"), &out);
+        assert_eq!(status_code(&out), 0, "{recorded}");
+        let printed = text(&out.stdout);
+        if n == 1 {
+            assert!(printed.contains("env:61ff62\n"), "{recorded}");
+        }
+        if n == 2 {
+            assert!(printed.contains("arg:61ff62\n"), "{recorded}");
+        }
+        // Replay runs with rr-lite's own environment, not the recorded one.
+        for mode in ["--parallel", "--verify"] {
+            let replay = common::rr(["replay".as_ref(), mode.as_ref(), trace.as_os_str()]);
+            let what = format!(
+                "{recorded}\n{}",
+                describe(&format!("replay {mode}"), &replay)
+            );
+            assert_eq!(status_code(&replay), 0, "{what}");
+            assert_eq!(text(&replay.stdout), printed, "{what}");
+        }
     }
 }
 

@@ -19,11 +19,6 @@ pub enum RecordError {
     #[error("{}: not built with rr-lite: {why}; rebuild it with `rr-lite cc` (or `CC=\"rr-lite cc\" make`)", path.display())]
     NotInstrumented { path: PathBuf, why: String },
     #[error(
-        "{what} {value:?} is not valid UTF-8: traces cannot hold it yet (replay would run with \
-         other bytes); change it for the recording"
-    )]
-    NotUtf8 { what: &'static str, value: String },
-    #[error(
         "{}: the runtime cache belongs to uid {owner} with mode {mode:o}: programs load \
          rr-lite's runtime from there, so it must be yours and writable by nobody else \
          (remove it, or set RR_LITE_RUNTIME_DIR)",

@@ -8,7 +8,7 @@
 //! Ctrl-C reaches the program (same process group); the recorder ignores it
 //! and finalises the trace of the interrupted run (see `rr_lite_supervise`).
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
@@ -106,7 +106,7 @@ const DEFAULT_SECRET_PATTERNS: &[&str] =
 /// The environment as the trace stores it: values of variables whose names
 /// look secret become `*`s of the same length (the program's initial stack
 /// keeps its layout at replay), and their names.
-fn masked_environment(env: &[(String, String)]) -> (Vec<(String, String)>, Vec<String>) {
+fn masked_environment(env: &[(OsString, OsString)]) -> (Vec<(OsString, OsString)>, Vec<String>) {
     let patterns: Vec<String> = match std::env::var(SECRET_PATTERNS_ENV) {
         Ok(list) => list
             .split(',')
@@ -118,8 +118,8 @@ fn masked_environment(env: &[(String, String)]) -> (Vec<(String, String)>, Vec<S
             .map(|p| p.to_string())
             .collect(),
     };
-    let secret = |name: &str| {
-        let upper = name.to_ascii_uppercase();
+    let secret = |name: &OsStr| {
+        let upper = name.to_string_lossy().to_ascii_uppercase();
         !upper.starts_with("RR_LITE_") && patterns.iter().any(|p| upper.contains(p.as_str()))
     };
     let mut masked = Vec::new();
@@ -127,8 +127,8 @@ fn masked_environment(env: &[(String, String)]) -> (Vec<(String, String)>, Vec<S
         .iter()
         .map(|(k, v)| {
             if secret(k) && !v.is_empty() {
-                masked.push(k.clone());
-                (k.clone(), "*".repeat(v.len()))
+                masked.push(k.to_string_lossy().into_owned());
+                (k.clone(), "*".repeat(v.len()).into())
             } else {
                 (k.clone(), v.clone())
             }
@@ -201,57 +201,31 @@ fn create_trace_dir(output: Option<&Path>, program: &Path) -> Result<PathBuf, Re
     unreachable!("u32 trace numbers exhausted")
 }
 
-/// The header keeps the program, its arguments and environment as text: a
-/// value that is not UTF-8 is refused before anything is created, rather
-/// than stored with other bytes (a replay that always diverges) or a panic.
-fn check_utf8(options: &RecordOptions, program: &Path) -> Result<(), RecordError> {
-    let bad = |what: &'static str, value: &std::ffi::OsStr| RecordError::NotUtf8 {
-        what,
-        value: value.to_string_lossy().into_owned(),
-    };
-    if program.to_str().is_none() {
-        return Err(bad("the program path", program.as_os_str()));
-    }
-    if let Some(arg) = std::iter::once(&options.program)
-        .chain(&options.args)
-        .find(|a| a.to_str().is_none())
-    {
-        return Err(bad("the argument", arg));
-    }
-    for (key, value) in std::env::vars_os() {
-        if key.to_str().is_none() {
-            return Err(bad("the environment variable", &key));
-        }
-        if value.to_str().is_none() {
-            return Err(bad("the value of environment variable", &key));
-        }
-    }
-    Ok(())
-}
-
 /// The environment the program runs with (and that replay will reuse).
 fn program_environment(
     trace: &Path,
     snapshot_files: bool,
     chaos: Option<&ChaosSchedule>,
-) -> Vec<(String, String)> {
+) -> Vec<(OsString, OsString)> {
     let ours = [MODE_ENV, TRACE_ENV, SESSION_ENV, SNAPSHOT_ENV, CHAOS_ENV];
-    let mut env: Vec<(String, String)> = std::env::vars()
-        .filter(|(k, _)| !ours.contains(&k.as_str()))
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(k, _)| !ours.iter().any(|o| k == o))
         .collect();
     if snapshot_files {
         env.push((SNAPSHOT_ENV.into(), "1".into()));
     }
     if let Some(chaos) = chaos {
-        env.push((CHAOS_ENV.into(), chaos.env_value()));
+        env.push((CHAOS_ENV.into(), chaos.env_value().into()));
     }
     match env.iter_mut().find(|(k, _)| k == "GLIBC_TUNABLES") {
-        Some((_, v)) if !v.contains("arena_max") => *v = format!("{v}:{MALLOC_TUNABLE}"),
+        Some((_, v)) if !v.to_string_lossy().contains("arena_max") => {
+            v.push(format!(":{MALLOC_TUNABLE}"));
+        }
         Some(_) => {}
         None => env.push(("GLIBC_TUNABLES".into(), MALLOC_TUNABLE.into())),
     }
     env.push((MODE_ENV.into(), "record".into()));
-    env.push((TRACE_ENV.into(), trace.to_string_lossy().into_owned()));
+    env.push((TRACE_ENV.into(), trace.as_os_str().to_owned()));
     // Replay puts its session id here: same length, same stack layout.
     env.push((SESSION_ENV.into(), SESSION_PLACEHOLDER.into()));
     env
@@ -275,7 +249,6 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
             });
         }
     }
-    check_utf8(options, &program)?;
     let dir = create_trace_dir(options.output.as_deref(), &program)?;
     let incomplete = dir.join(INCOMPLETE_FILE);
     rr_lite_trace::private::write(&incomplete, format!("{FORMAT_VERSION}\n"))
@@ -284,13 +257,8 @@ pub fn record(options: &RecordOptions) -> Result<Recording, RecordError> {
 
     let cwd = std::env::current_dir().map_err(RecordError::io("resolve", "."))?;
     let env = program_environment(&dir, options.snapshot_files, options.chaos.as_ref());
-    let mut argv: Vec<String> = vec![options.program.to_string_lossy().into_owned()];
-    argv.extend(
-        options
-            .args
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned()),
-    );
+    let mut argv: Vec<OsString> = vec![options.program.clone()];
+    argv.extend(options.args.iter().cloned());
     // Replay needs the same addresses.
     disable_aslr_for_children();
     let mut cmd = Command::new(&program);
@@ -411,9 +379,9 @@ fn stopper(timeout: Option<Duration>) -> impl FnMut() -> Tick {
 struct FinalFacts {
     chaos: Option<ChaosSchedule>,
     program: PathBuf,
-    argv: Vec<String>,
+    argv: Vec<OsString>,
     cwd: PathBuf,
-    env: Vec<(String, String)>,
+    env: Vec<(OsString, OsString)>,
     masked_env: Vec<String>,
     ending: ProgramEnding,
     wall_time_ns: u64,
@@ -654,12 +622,12 @@ mod secret_tests {
 
     #[test]
     fn secret_looking_values_become_stars_of_the_same_length() {
-        let env = vec![
-            ("API_KEY".to_string(), "abc123".to_string()),
-            ("my_token".to_string(), "xyz".to_string()),
-            ("HOME".to_string(), "/root".to_string()),
-            ("EMPTY_SECRET".to_string(), String::new()),
-            ("RR_LITE_TRACE".to_string(), "/t".to_string()),
+        let env: Vec<(OsString, OsString)> = vec![
+            ("API_KEY".into(), "abc123".into()),
+            ("my_token".into(), "xyz".into()),
+            ("HOME".into(), "/root".into()),
+            ("EMPTY_SECRET".into(), "".into()),
+            ("RR_LITE_TRACE".into(), "/t".into()),
         ];
         let (stored, masked) = masked_environment(&env);
         assert_eq!(masked, ["API_KEY", "my_token"]);
@@ -682,7 +650,7 @@ mod tests {
         assert!(env.iter().any(|(k, v)| k == TRACE_ENV && v == "/tmp/x"));
         assert!(
             env.iter()
-                .any(|(k, v)| k == "GLIBC_TUNABLES" && v.contains("arena_max=1"))
+                .any(|(k, v)| k == "GLIBC_TUNABLES" && v.to_string_lossy().contains("arena_max=1"))
         );
     }
 

@@ -6,6 +6,8 @@
 //! swapped for strings of the same length, so the program's initial stack,
 //! and every address derived from it, is the recorded one.
 
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -233,10 +235,10 @@ fn command_line(header: &rr_lite_trace::TraceHeader) -> String {
     let mut parts: Vec<String> = header
         .env
         .iter()
-        .filter(|(k, _)| k.starts_with("LD_"))
-        .map(|(k, v)| format!("{k}={v:?}"))
+        .filter(|(k, _)| k.as_bytes().starts_with(b"LD_"))
+        .map(|(k, v)| format!("{}={v:?}", k.to_string_lossy()))
         .collect();
-    parts.push(format!("{:?}", header.program.display().to_string()));
+    parts.push(format!("{:?}", header.program.as_os_str()));
     parts.extend(header.argv.iter().skip(1).map(|a| format!("{a:?}")));
     format!("{} (in {})", parts.join(" "), header.cwd.display())
 }
@@ -260,12 +262,15 @@ fn create_state(
 }
 
 /// The recorded environment, in replay mode for this session.
-fn replay_environment(recorded: &[(String, String)], session: &str) -> Vec<(String, String)> {
+fn replay_environment(
+    recorded: &[(OsString, OsString)],
+    session: &str,
+) -> Vec<(OsString, OsString)> {
     recorded
         .iter()
-        .map(|(k, v)| match k.as_str() {
-            MODE_ENV => (k.clone(), "replay".to_string()),
-            SESSION_ENV => (k.clone(), session.to_string()),
+        .map(|(k, v)| match k.to_str() {
+            Some(MODE_ENV) => (k.clone(), "replay".into()),
+            Some(SESSION_ENV) => (k.clone(), session.into()),
             _ => (k.clone(), v.clone()),
         })
         .collect()
@@ -527,10 +532,10 @@ mod tests {
 
     #[test]
     fn environment_swaps_mode_and_session_keeping_lengths() {
-        let recorded = vec![
-            ("A".to_string(), "1".to_string()),
-            (MODE_ENV.to_string(), "record".to_string()),
-            (SESSION_ENV.to_string(), "0000000000000000".to_string()),
+        let recorded: Vec<(OsString, OsString)> = vec![
+            ("A".into(), "1".into()),
+            (MODE_ENV.into(), "record".into()),
+            (SESSION_ENV.into(), "0000000000000000".into()),
         ];
         let replayed = replay_environment(&recorded, "0123456789abcdef");
         assert_eq!(replayed[1].1, "replay");

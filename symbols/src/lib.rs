@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 use std::collections::HashMap;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// A problem reading the module map.
@@ -50,40 +51,51 @@ pub struct ModuleOffset {
     pub offset: u64,
 }
 
-fn parse_line(line: &str) -> Option<Option<Mapping>> {
-    let mut fields = line.split_whitespace();
-    let (range, _perms, offset) = (fields.next()?, fields.next()?, fields.next()?);
-    let (_dev, _inode) = (fields.next()?, fields.next()?);
+fn parse_line(line: &[u8]) -> Option<Option<Mapping>> {
+    // Five fields, then the path: any bytes (a file name need not be
+    // UTF-8), spaces included.
+    let mut rest = line;
+    let mut field = || {
+        let start = rest.iter().position(|b| !b.is_ascii_whitespace())?;
+        let len = rest[start..]
+            .iter()
+            .position(u8::is_ascii_whitespace)
+            .unwrap_or(rest.len() - start);
+        let text = std::str::from_utf8(&rest[start..start + len]).ok();
+        rest = &rest[start + len..];
+        text
+    };
+    let (range, _perms, offset) = (field()?, field()?, field()?);
+    let (_dev, _inode) = (field()?, field()?);
     let (start, end) = range.split_once('-')?;
     let start = u64::from_str_radix(start, 16).ok()?;
     let end = u64::from_str_radix(end, 16).ok()?;
     let file_offset = u64::from_str_radix(offset, 16).ok()?;
-    let path: Vec<&str> = fields.collect();
-    let path = path.join(" ");
-    if !path.starts_with('/') {
+    let path = rest.trim_ascii();
+    if !path.starts_with(b"/") {
         return Some(None); // anonymous, [heap], [stack], [vdso]...
     }
     Some(Some(Mapping {
         start,
         end,
         file_offset,
-        path: PathBuf::from(path),
+        path: PathBuf::from(std::ffi::OsStr::from_bytes(path)),
     }))
 }
 
 /// Largest module map read.
 pub const MAPS_LIMIT: u64 = 64 << 20;
 
-fn read_bounded(path: &Path) -> std::io::Result<String> {
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::{Error, ErrorKind, Read};
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
         return Err(Error::new(ErrorKind::InvalidData, "not a regular file"));
     }
-    let mut text = String::new();
+    let mut text = Vec::new();
     std::fs::File::open(path)?
         .take(MAPS_LIMIT + 1)
-        .read_to_string(&mut text)?;
+        .read_to_end(&mut text)?;
     if text.len() as u64 > MAPS_LIMIT {
         return Err(Error::new(
             ErrorKind::InvalidData,
@@ -96,9 +108,15 @@ fn read_bounded(path: &Path) -> std::io::Result<String> {
 impl ModuleMap {
     /// Parses a copy of `/proc/PID/maps`.
     pub fn parse(text: &str, path_for_errors: &Path) -> Result<ModuleMap, SymbolsError> {
+        ModuleMap::parse_bytes(text.as_bytes(), path_for_errors)
+    }
+
+    /// [`ModuleMap::parse`] of bytes (paths in a module map need not be
+    /// UTF-8).
+    pub fn parse_bytes(text: &[u8], path_for_errors: &Path) -> Result<ModuleMap, SymbolsError> {
         let mut map = ModuleMap::default();
-        for (n, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
+        for (n, line) in text.split(|&b| b == b'\n').enumerate() {
+            if line.trim_ascii().is_empty() {
                 continue;
             }
             match parse_line(line) {
@@ -114,7 +132,7 @@ impl ModuleMap {
                     return Err(SymbolsError::BadLine {
                         path: path_for_errors.to_path_buf(),
                         line: n + 1,
-                        text: line.to_string(),
+                        text: String::from_utf8_lossy(line).into_owned(),
                     });
                 }
             }
@@ -128,13 +146,24 @@ impl ModuleMap {
     /// come from someone else: a link to `/dev/zero` would never end).
     pub fn read(path: &Path) -> Result<ModuleMap, SymbolsError> {
         match read_bounded(path) {
-            Ok(text) => ModuleMap::parse(&text, path),
+            Ok(text) => ModuleMap::parse_bytes(&text, path),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ModuleMap::default()),
             Err(source) => Err(SymbolsError::Io {
                 path: path.to_path_buf(),
                 source,
             }),
         }
+    }
+
+    /// The files mapped, once each, in address order.
+    pub fn files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = Vec::new();
+        for m in &self.mappings {
+            if !files.contains(&m.path) {
+                files.push(m.path.clone());
+            }
+        }
+        files
     }
 
     /// The module containing `addr` and the offset from its load base.

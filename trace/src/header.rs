@@ -2,6 +2,7 @@
 //! `rr-lite record` once the program has ended; its absence (or `ok: false`)
 //! marks a recording that did not finish cleanly.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -112,14 +113,18 @@ pub struct TraceHeader {
     /// True when the recording ended cleanly: the program ended (however it
     /// ended, a crash included) and every thread log was readable.
     pub ok: bool,
-    /// Absolute path of the executable.
+    /// Absolute path of the executable (bytes: see [`crate::os_text`]).
+    #[serde(with = "crate::os_text::path")]
     pub program: PathBuf,
     /// GNU build-id of the executable, or a content hash when it has none.
     pub program_id: String,
-    pub argv: Vec<String>,
+    #[serde(with = "crate::os_text::list")]
+    pub argv: Vec<OsString>,
+    #[serde(with = "crate::os_text::path")]
     pub cwd: PathBuf,
     /// The full environment the program ran with (replay reuses it).
-    pub env: Vec<(String, String)>,
+    #[serde(with = "crate::os_text::pairs")]
+    pub env: Vec<(OsString, OsString)>,
     pub threads: u32,
     /// Entries per thread, by logical id.
     pub entries: Vec<u64>,

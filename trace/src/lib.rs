@@ -15,6 +15,7 @@ pub mod error;
 pub mod event;
 pub mod header;
 pub mod identity;
+pub mod os_text;
 pub mod pack;
 pub mod plan;
 pub mod private;

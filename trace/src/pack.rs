@@ -6,6 +6,7 @@
 //! uses a copy only where the file at the recorded path is missing or is
 //! not that file.
 
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -85,18 +86,20 @@ pub struct PackSummary {
     pub bytes: u64,
 }
 
-/// Copies the executable and the module map's files into `packed/`,
-/// replacing an earlier pack. The executable must still be the recorded
-/// one (its identity is checked): a pack of another program would replay
-/// nothing useful.
-pub fn pack(trace: &TraceDir) -> Result<PackSummary, TraceError> {
+/// Copies the executable and `mapped` (the files the module map names:
+/// the symbols crate reads it) into `packed/`, replacing an earlier pack.
+/// The executable must still be the recorded one (its identity is
+/// checked): a pack of another program would replay nothing useful.
+/// Pseudo file systems and files gone since are left out.
+pub fn pack(trace: &TraceDir, mapped: &[PathBuf]) -> Result<PackSummary, TraceError> {
     let header = trace.header().ok_or_else(|| TraceError::NotATrace {
         path: trace.path().to_path_buf(),
     })?;
     let mut paths = vec![header.program.clone()];
-    for path in mapped_files(trace)? {
-        if !paths.contains(&path) {
-            paths.push(path);
+    for path in mapped {
+        let pseudo = crate::bounded::is_per_process(path.as_os_str().as_bytes());
+        if !pseudo && path.is_file() && !paths.contains(path) {
+            paths.push(path.clone());
         }
     }
     let tmp = trace.path().join(format!("{PACKED_DIR}.tmp"));
@@ -151,32 +154,6 @@ pub fn pack(trace: &TraceDir) -> Result<PackSummary, TraceError> {
         files: manifest.files.len(),
         bytes: manifest.files.iter().map(|f| f.bytes).sum(),
     })
-}
-
-/// The regular files the module map names (absolute paths, in map order,
-/// once each), less pseudo file systems and deleted files.
-fn mapped_files(trace: &TraceDir) -> Result<Vec<PathBuf>, TraceError> {
-    let maps = trace.maps_path();
-    let bytes = crate::bounded::read(&maps, crate::bounded::MAPS_LIMIT)?;
-    let text = String::from_utf8_lossy(&bytes);
-    let mut files: Vec<PathBuf> = Vec::new();
-    for line in text.lines() {
-        // address perms offset dev inode path (the path may hold spaces).
-        let Some(path) = line.splitn(6, char::is_whitespace).nth(5).map(str::trim) else {
-            continue;
-        };
-        if !path.starts_with('/')
-            || path.ends_with(" (deleted)")
-            || crate::bounded::is_per_process(path.as_bytes())
-        {
-            continue;
-        }
-        let path = PathBuf::from(path);
-        if !files.contains(&path) && path.is_file() {
-            files.push(path);
-        }
-    }
-    Ok(files)
 }
 
 #[cfg(test)]
