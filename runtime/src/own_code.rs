@@ -61,6 +61,53 @@ pub(crate) fn code_of(addr: usize) -> Option<(usize, usize)> {
     search.code
 }
 
+/// What [`visit_named`] looks for (a module whose file name starts with
+/// `prefix`) and finds (its executable segment).
+#[repr(C)]
+struct NamedSearch {
+    prefix: &'static [u8],
+    code: Option<(usize, usize)>,
+}
+
+extern "C" fn visit_named(
+    info: *mut libc::dl_phdr_info,
+    _size: usize,
+    search: *mut libc::c_void,
+) -> libc::c_int {
+    // SAFETY: as in `visit`; `dlpi_name` is a NUL-terminated path or null.
+    let (info, search) = unsafe { (&*info, &mut *search.cast::<NamedSearch>()) };
+    if info.dlpi_name.is_null() {
+        return 0;
+    }
+    // SAFETY: as above.
+    let path = unsafe { core::ffi::CStr::from_ptr(info.dlpi_name) }.to_bytes();
+    let file = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+    if !file.starts_with(search.prefix) {
+        return 0;
+    }
+    let mut by_base = Search {
+        base: info.dlpi_addr as usize,
+        code: None,
+    };
+    visit(
+        core::ptr::from_ref(info).cast_mut(),
+        _size,
+        (&mut by_base as *mut Search).cast(),
+    );
+    search.code = by_base.code;
+    1
+}
+
+/// The executable segment of the first loaded module whose file name starts
+/// with `prefix` (no symbol lookup: a failed one allocates).
+pub(crate) fn code_of_module(prefix: &'static [u8]) -> Option<(usize, usize)> {
+    let mut search = NamedSearch { prefix, code: None };
+    // SAFETY: the callback matches dl_iterate_phdr's signature and takes
+    // `search`, which outlives the call.
+    unsafe { libc::dl_iterate_phdr(Some(visit_named), (&mut search as *mut NamedSearch).cast()) };
+    search.code
+}
+
 /// Finds the runtime's executable segment (once, at start-up).
 pub(crate) fn locate() {
     if let Some((start, end)) = code_of(locate as *const () as usize) {

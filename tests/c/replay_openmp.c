@@ -2,7 +2,8 @@
  * done by hand without synchronisation (lost updates), the order in which
  * threads enter a critical section, which thread gets which chunk of dynamic
  * and guided loops, which thread wins a single, the order of omp_set_lock
- * holders, atomic updates, barriers, master, and tasks with taskwait. */
+ * holders, atomic updates, barriers, master, tasks with taskwait, a taskloop
+ * (which thread ran which chunk) and teams (how many teams there were). */
 #include <omp.h>
 #include <stdio.h>
 
@@ -18,6 +19,8 @@ static int lock_n;
 static int single_winner = -1;
 static long atomic_count;
 static long task_sum;
+static int taskloop_owner[N];
+static volatile int teams_seen;
 
 static unsigned long mix(unsigned long h, long v) { return h * 1000003UL ^ (unsigned long)v; }
 
@@ -69,13 +72,24 @@ int main(void) {
             #pragma omp taskwait
         }
     }
+    #pragma omp parallel num_threads(THREADS)
+    #pragma omp single
+    #pragma omp taskloop grainsize(16)
+    for (int i = 0; i < N; i++) taskloop_owner[i] = omp_get_thread_num() + 1;
+
+    #pragma omp teams num_teams(2)
+    teams_seen += omp_get_num_teams() * 10 + omp_get_team_num();
+
     omp_destroy_lock(&lock);
     unsigned long owners = 0, crit = 0, locks = 0;
     for (int i = 0; i < N; i++) owners = mix(owners, chunk_owner[i]);
     for (int i = 0; i < critical_n; i++) crit = mix(crit, critical_order[i]);
     for (int i = 0; i < lock_n; i++) locks = mix(locks, lock_order[i]);
+    unsigned long taskloop = 0;
+    for (int i = 0; i < N; i++) taskloop = mix(taskloop, taskloop_owner[i]);
     printf("static %ld guided %ld racy %ld atomic %ld tasks %ld single %d\n",
            sum_static, sum_guided, racy_sum, atomic_count, task_sum, single_winner);
     printf("chunks %lx critical %lx locks %lx\n", owners, crit, locks);
+    printf("taskloop %lx teams %d\n", taskloop, teams_seen);
     return 0;
 }

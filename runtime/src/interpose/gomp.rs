@@ -58,6 +58,8 @@ omp_functions! {
     fn GOMP_loop_runtime_next(first: *mut i64, last: *mut i64) -> bool;
     fn GOMP_loop_nonmonotonic_runtime_next(first: *mut i64, last: *mut i64) -> bool;
     fn GOMP_loop_maybe_nonmonotonic_runtime_next(first: *mut i64, last: *mut i64) -> bool;
+    fn GOMP_taskloop(f: RegionFn, data: *mut c_void, copy: *const c_void, size: i64, align: i64, flags: c_uint, num_tasks: u64, priority: c_int, start: i64, end: i64, step: i64) -> ();
+    fn GOMP_taskloop_ull(f: RegionFn, data: *mut c_void, copy: *const c_void, size: i64, align: i64, flags: c_uint, num_tasks: u64, priority: c_int, up: bool, start: u64, end: u64, step: u64) -> ();
     fn GOMP_task(f: RegionFn, data: *mut c_void, copy: *const c_void, size: i64, align: i64, if_clause: bool, flags: c_uint, depend: *mut *mut c_void, priority: c_int, detach: *mut c_void) -> ();
     fn omp_set_lock(lock: *mut c_void) -> ();
     fn omp_unset_lock(lock: *mut c_void) -> ();
@@ -352,6 +354,61 @@ pub unsafe extern "C" fn GOMP_task(
     unsafe {
         real::GOMP_task(
             f, data, copy, size, align, false, flags, depend, priority, detach,
+        )
+    }
+}
+
+/// libgomp's `GOMP_TASK_FLAG_IF`: the `if` clause holds (or is absent).
+const TASK_FLAG_IF: c_uint = 1 << 10;
+
+/// `taskloop`: with the `if` clause false, libgomp runs the loop's tasks at
+/// once, in order, in this thread, like other tasks here.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn GOMP_taskloop(
+    f: RegionFn,
+    data: *mut c_void,
+    copy: *const c_void,
+    size: i64,
+    align: i64,
+    flags: c_uint,
+    num_tasks: u64,
+    priority: c_int,
+    start: i64,
+    end: i64,
+    step: i64,
+) {
+    let flags = flags & !TASK_FLAG_IF;
+    // SAFETY: forwarding, with the if clause false (undeferred).
+    unsafe {
+        real::GOMP_taskloop(
+            f, data, copy, size, align, flags, num_tasks, priority, start, end, step,
+        )
+    }
+}
+
+/// `taskloop` over an unsigned long long variable: as above.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn GOMP_taskloop_ull(
+    f: RegionFn,
+    data: *mut c_void,
+    copy: *const c_void,
+    size: i64,
+    align: i64,
+    flags: c_uint,
+    num_tasks: u64,
+    priority: c_int,
+    up: bool,
+    start: u64,
+    end: u64,
+    step: u64,
+) {
+    let flags = flags & !TASK_FLAG_IF;
+    // SAFETY: forwarding, with the if clause false (undeferred).
+    unsafe {
+        real::GOMP_taskloop_ull(
+            f, data, copy, size, align, flags, num_tasks, priority, up, start, end, step,
         )
     }
 }

@@ -16,8 +16,14 @@
 //!   depend on timing only: they are not events (see `crate::tsc` and
 //!   `crate::own_code::in_openmp_runtime`).
 //!
-//! Not modelled: `taskloop` and `teams` (their tasks and teams are created
-//! inside libomp), untied tasks, and the `__kmpc_atomic_*` functions clang
+//! - `taskloop`: libomp makes the tasks itself; asked with `if(0)`, it runs
+//!   them at once, in order, in the encountering thread, like other tasks.
+//!
+//! - `teams`: one team (the specification lets an implementation create
+//!   fewer teams than `num_teams` asks for); libomp makes the teams itself,
+//!   and the threads of several would share nothing the hooks see.
+//!
+//! Not modelled: untied tasks, and the `__kmpc_atomic_*` functions clang
 //! calls for `long double` and complex atomics.
 
 use core::ffi::{c_int, c_void};
@@ -68,11 +74,27 @@ omp_functions! {
     fn __kmpc_omp_task_begin_if0(loc: Ident, gtid: i32, task: *mut c_void) -> ();
     fn __kmpc_omp_task_complete_if0(loc: Ident, gtid: i32, task: *mut c_void) -> ();
     fn __kmpc_omp_wait_deps(loc: Ident, gtid: i32, ndeps: i32, deps: *mut c_void, ndeps_noalias: i32, noalias: *mut c_void) -> ();
+    fn __kmpc_push_num_teams(loc: Ident, gtid: i32, num_teams: i32, num_threads: i32) -> ();
+    fn __kmpc_push_num_teams_51(loc: Ident, gtid: i32, lower: i32, upper: i32, num_threads: i32) -> ();
+    fn __kmpc_taskloop(loc: Ident, gtid: i32, task: *mut c_void, if_val: c_int, lb: *mut u64, ub: *mut u64, st: i64, nogroup: c_int, sched: c_int, grainsize: u64, task_dup: *mut c_void) -> ();
+    fn __kmpc_taskloop_5(loc: Ident, gtid: i32, task: *mut c_void, if_val: c_int, lb: *mut u64, ub: *mut u64, st: i64, nogroup: c_int, sched: c_int, grainsize: u64, modifier: c_int, task_dup: *mut c_void) -> ();
     fn kmp_set_defaults(settings: *const core::ffi::c_char) -> ();
 }
 
 /// The real `__kmpc_fork_call` (variadic, so outside `omp_functions!`).
 static SLOT_FORK_CALL: AtomicUsize = AtomicUsize::new(0);
+
+/// At start-up, before the program runs: if the program has libomp, where
+/// its code is, so that its own sleeping and waking are known for what they
+/// are whatever OpenMP call the program makes first (`__kmpc_fork_teams`
+/// starts threads too, and is not interposed). Found by name, without a
+/// symbol lookup (lookups allocate, and libomp initialised here, in neither
+/// mode yet, left its exit out of step).
+pub(crate) fn locate_if_present() {
+    if let Some((start, end)) = crate::own_code::code_of_module(b"libomp.so") {
+        crate::own_code::set_openmp_runtime(start, end);
+    }
+}
 
 /// The lookups, and libomp set up the same way in both modes, before the
 /// first event of any `__kmpc_*` entry point (lookups and libomp's own
@@ -494,6 +516,85 @@ pub unsafe extern "C" fn __kmpc_omp_task(loc: Ident, gtid: i32, task: *mut c_voi
     // SAFETY: forwarded contract.
     unsafe { run_undeferred(loc, gtid, task) };
     0
+}
+
+/// `num_teams(N)`: one team (the module doc).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __kmpc_push_num_teams(
+    loc: Ident,
+    gtid: i32,
+    _num_teams: i32,
+    num_threads: i32,
+) {
+    prepare();
+    // SAFETY: forwarded contract, one team.
+    unsafe { real::__kmpc_push_num_teams(loc, gtid, 1, num_threads) }
+}
+
+/// `num_teams(L:U)` (OpenMP 5.1): one team.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __kmpc_push_num_teams_51(
+    loc: Ident,
+    gtid: i32,
+    _lower: i32,
+    _upper: i32,
+    num_threads: i32,
+) {
+    prepare();
+    // SAFETY: forwarded contract, one team.
+    unsafe { real::__kmpc_push_num_teams_51(loc, gtid, 1, 1, num_threads) }
+}
+
+/// `taskloop`: libomp splits the loop into tasks, run at once and in order
+/// by this thread (`if(0)`, which libomp turns into serial tasks).
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn __kmpc_taskloop(
+    loc: Ident,
+    gtid: i32,
+    task: *mut c_void,
+    _if_val: c_int,
+    lb: *mut u64,
+    ub: *mut u64,
+    st: i64,
+    nogroup: c_int,
+    sched: c_int,
+    grainsize: u64,
+    task_dup: *mut c_void,
+) {
+    prepare();
+    // SAFETY: forwarded contract, with if(0).
+    unsafe {
+        real::__kmpc_taskloop(
+            loc, gtid, task, 0, lb, ub, st, nogroup, sched, grainsize, task_dup,
+        )
+    }
+}
+
+/// `taskloop` with OpenMP 5.1's `strict` modifier: as above.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn __kmpc_taskloop_5(
+    loc: Ident,
+    gtid: i32,
+    task: *mut c_void,
+    _if_val: c_int,
+    lb: *mut u64,
+    ub: *mut u64,
+    st: i64,
+    nogroup: c_int,
+    sched: c_int,
+    grainsize: u64,
+    modifier: c_int,
+    task_dup: *mut c_void,
+) {
+    prepare();
+    // SAFETY: forwarded contract, with if(0).
+    unsafe {
+        real::__kmpc_taskloop_5(
+            loc, gtid, task, 0, lb, ub, st, nogroup, sched, grainsize, modifier, task_dup,
+        )
+    }
 }
 
 /// A task with dependences: every earlier sibling has run already (tasks
