@@ -131,7 +131,6 @@ fn start(mode: Mode, argv: *const *const c_char, envp: *const *const c_char) {
     // SAFETY: registering a handler that runs in the child of a fork.
     unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
     leave_children_inert(envp);
-    crate::interpose::kmp::locate_if_present();
     mode::set(mode);
 }
 

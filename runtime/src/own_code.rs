@@ -108,11 +108,18 @@ pub(crate) fn code_of_module(prefix: &'static [u8]) -> Option<(usize, usize)> {
     search.code
 }
 
-/// Finds the runtime's executable segment (once, at start-up).
+/// Finds the runtime's executable segment, and libomp's if the program
+/// has it (once, at start-up). libomp's is found by name, without a symbol
+/// lookup (a failed lookup allocates): whatever OpenMP call the program
+/// makes first, its own sleeping and waking are then known for what they
+/// are (`__kmpc_fork_teams`, not interposed, starts threads too).
 pub(crate) fn locate() {
     if let Some((start, end)) = code_of(locate as *const () as usize) {
         START.store(start, Ordering::Relaxed);
         END.store(end, Ordering::Release);
+    }
+    if let Some((start, end)) = code_of_module(b"libomp.so") {
+        set_openmp_runtime(start, end);
     }
 }
 
@@ -123,7 +130,7 @@ pub(crate) fn contains(pc: u64) -> bool {
     pc >= START.load(Ordering::Relaxed) && pc < END.load(Ordering::Acquire)
 }
 
-/// Remembers libomp's code (`crate::interpose::kmp`, at its first use).
+/// Remembers libomp's code.
 pub(crate) fn set_openmp_runtime(start: usize, end: usize) {
     OPENMP_START.store(start, Ordering::Relaxed);
     OPENMP_END.store(end, Ordering::Release);

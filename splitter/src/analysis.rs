@@ -63,6 +63,9 @@ pub struct Analyzer {
     kept: Vec<DependencyPair>,
     /// Events fed so far, by thread (the next expected index).
     events_seen: Vec<u64>,
+    /// Threads whose last event so far ends the process (an exit or a
+    /// fatal signal, which replay makes wait for every other thread).
+    ended_process: Vec<bool>,
     hashes: Vec<u64>,
     entries: u64,
     found: PairCounts,
@@ -87,6 +90,7 @@ impl Analyzer {
             clocks: (options.reduction == Reduction::Vc).then(VectorClocks::new),
             kept: Vec::new(),
             events_seen: Vec::new(),
+            ended_process: Vec::new(),
             hashes: Vec::new(),
             entries: 0,
             found: PairCounts::default(),
@@ -113,6 +117,7 @@ impl Analyzer {
                 return Err(SplitError::OutOfOrder { event, expected: 0 });
             }
             self.events_seen.resize(t + 1, 0);
+            self.ended_process.resize(t + 1, false);
             self.hashes.resize(t + 1, ACCESS_HASH_SEED);
         }
         let expected = self.events_seen[t];
@@ -137,6 +142,7 @@ impl Analyzer {
             self.exit_after_everything_before(event);
         }
         self.events_seen[t] += 1;
+        self.ended_process[t] = matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal);
         self.hashes[t] = fold_access_hash(self.hashes[t], e.kind, e.addr);
         self.entries += 1;
         if !self.sink.pairs.is_empty() {
@@ -151,13 +157,15 @@ impl Analyzer {
     /// wakes its workers with its own condition variables), which the
     /// recorder orders by giving the exit a clock past every thread's; a
     /// replay that put the exit earlier (sequential replay's total order)
-    /// would wait for a thread that cannot get there.
+    /// would wait for a thread that cannot get there. An event that ends
+    /// the process is left out: it waits for every thread to end instead.
     fn exit_after_everything_before(&mut self, exit: EventRef) {
         for (thread, &seen) in self.events_seen.iter().enumerate() {
-            if seen > 0 && thread != exit.thread as usize {
+            let before = seen - u64::from(self.ended_process[thread]);
+            if before > 0 && thread != exit.thread as usize {
                 let from = EventRef {
                     thread: thread as u32,
-                    index: seen - 1,
+                    index: before - 1,
                 };
                 self.sink.pairs.push(DependencyPair {
                     from,

@@ -117,6 +117,27 @@ fn a_thread_exit_waits_for_every_thread_before_it() {
 }
 
 #[test]
+fn a_thread_exit_after_the_process_exit_does_not_wait_for_it() {
+    // exit() in thread 0 waits for every thread to end at replay: a thread
+    // that ends after it waits for thread 0's event before the exit.
+    let events = common::events(&[
+        (0, Write, X, 8),
+        (1, Read, Y, 8),
+        (0, EventKind::ProcessExit, rr_lite_trace::pseudo::PROCESS, 0),
+        (
+            1,
+            EventKind::ThreadExit,
+            rr_lite_trace::pseudo::thread_exit(1),
+            0,
+        ),
+    ]);
+    let (_dir, logs) = split_dir_events(&events, 2, &SplitOptions::default());
+    let exit = &logs[1].sync_points;
+    assert_eq!(exit.len(), 1);
+    assert_eq!(exit[0].waits, vec![ev(0, 0)]);
+}
+
+#[test]
 fn trace_split_equals_in_memory_split_and_writes_stats() {
     let raw: Vec<_> = (0..400u64)
         .map(|i| {

@@ -84,18 +84,6 @@ omp_functions! {
 /// The real `__kmpc_fork_call` (variadic, so outside `omp_functions!`).
 static SLOT_FORK_CALL: AtomicUsize = AtomicUsize::new(0);
 
-/// At start-up, before the program runs: if the program has libomp, where
-/// its code is, so that its own sleeping and waking are known for what they
-/// are whatever OpenMP call the program makes first (`__kmpc_fork_teams`
-/// starts threads too, and is not interposed). Found by name, without a
-/// symbol lookup (lookups allocate, and libomp initialised here, in neither
-/// mode yet, left its exit out of step).
-pub(crate) fn locate_if_present() {
-    if let Some((start, end)) = crate::own_code::code_of_module(b"libomp.so") {
-        crate::own_code::set_openmp_runtime(start, end);
-    }
-}
-
 /// The lookups, and libomp set up the same way in both modes, before the
 /// first event of any `__kmpc_*` entry point (lookups and libomp's own
 /// initialisation allocate: not inside a call made with stripes held).
