@@ -507,19 +507,23 @@ fn scan_logs(trace: &TraceDir) -> Vec<Result<LogScan, RecordError>> {
 }
 
 /// Counts thread `t`'s entries up to the first bad one, and checksums them.
+/// Only the last chunk is decoded (the runtime notes in the header how many
+/// entries come before it): the split decodes the whole log later anyway,
+/// and a Ctrl-C should not wait for it.
 fn scan_log(trace: &TraceDir, t: u32) -> Result<LogScan, RecordError> {
     let mut reader = trace.thread_events(t)?;
-    let mut entries = 0u64;
     let mut problem = None;
-    for event in reader.by_ref() {
-        match event {
-            Ok(_) => entries += 1,
-            Err(e) => {
-                problem = Some(with_causes(&e));
-                break;
-            }
+    if let Err(e) = reader.skip_to_last_chunk() {
+        problem = Some(with_causes(&e));
+    }
+    while problem.is_none() {
+        match reader.next() {
+            Some(Ok(_)) => {}
+            Some(Err(e)) => problem = Some(with_causes(&e)),
+            None => break,
         }
     }
+    let entries = reader.events_read();
     let written = reader.offset();
     let path = trace.thread_log_path(t);
     let checksum = if path.exists() {

@@ -4,8 +4,8 @@
 //! the next instant (SIGSEGV, abort, exit from another thread, SIGKILL).
 
 use rr_lite_trace::codec::{
-    DeltaState, Entry, FORMAT_VERSION, HEADER_LEN, MAX_ENTRY_LEN, PAD_TAG, ThreadLogHeader,
-    encode_entry,
+    DeltaState, Entry, FORMAT_VERSION, HEADER_LEN, LAST_CHUNK_OFFSET, MAX_ENTRY_LEN, PAD_TAG,
+    ThreadLogHeader, encode_entry,
 };
 
 use crate::alloc::map_private;
@@ -21,6 +21,8 @@ pub(crate) struct LogWriter {
     pos: usize,
     delta: DeltaState,
     bytes: u64,
+    /// Entries appended so far.
+    entries: u64,
 }
 
 impl LogWriter {
@@ -35,6 +37,7 @@ impl LogWriter {
             site: 0,
         },
         bytes: 0,
+        entries: 0,
     };
 
     pub(crate) fn is_open(&self) -> bool {
@@ -75,6 +78,8 @@ impl LogWriter {
             pid: crate::sys::getpid_raw(),
             parent,
             start_unix_ns: crate::sys::unix_time_ns(),
+            last_chunk: 0,
+            entries_before_last_chunk: 0,
         };
         log.chunk_bytes()[..HEADER_LEN].copy_from_slice(&header.encode());
         log.pos = HEADER_LEN;
@@ -133,7 +138,32 @@ impl LogWriter {
         self.chunk = p;
         self.chunk_index = index;
         self.pos = 0;
+        if index > 0 {
+            self.note_last_chunk();
+        }
         true
+    }
+
+    /// Writes into the header where the last chunk starts and how many
+    /// entries come before it, so the recorder counts a log by reading its
+    /// last chunk only (`ThreadLogHeader::last_chunk`). Before the chunk's
+    /// first entry: a log cut short anywhere still reads right.
+    fn note_last_chunk(&self) {
+        let mut fields = [0u8; 16];
+        fields[..8].copy_from_slice(&self.chunk_index.to_le_bytes());
+        fields[8..].copy_from_slice(&self.entries.to_le_bytes());
+        // SAFETY: a raw system call on our own descriptor with our own
+        // 16-byte buffer. If it fails, the header keeps older values, which
+        // still read right (more of the log is counted).
+        unsafe {
+            libc::syscall(
+                libc::SYS_pwrite64,
+                self.fd,
+                fields.as_ptr(),
+                fields.len(),
+                LAST_CHUNK_OFFSET as i64,
+            )
+        };
     }
 
     /// Appends one entry. Returns false if the log could not grow (disk
@@ -156,6 +186,7 @@ impl LogWriter {
         self.delta = delta;
         self.pos += n;
         self.bytes += n as u64;
+        self.entries += 1;
         true
     }
 

@@ -48,7 +48,16 @@ pub struct ThreadLogHeader {
     pub parent: u32,
     /// Wall-clock time the thread started, nanoseconds since the Unix epoch.
     pub start_unix_ns: u64,
+    /// The chunk the runtime last moved to, and the entries before it,
+    /// written when it moves on ([`LAST_CHUNK_OFFSET`]; zero: the first
+    /// chunk): counting a log's entries only needs that chunk onwards.
+    pub last_chunk: u64,
+    pub entries_before_last_chunk: u64,
 }
+
+/// Where in the header [`ThreadLogHeader::last_chunk`] and then
+/// `entries_before_last_chunk` are (16 bytes).
+pub const LAST_CHUNK_OFFSET: usize = 40;
 
 /// What is wrong with some bytes; the reader adds file and offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +83,8 @@ impl ThreadLogHeader {
         b[20..24].copy_from_slice(&self.pid.to_le_bytes());
         b[24..28].copy_from_slice(&self.parent.to_le_bytes());
         b[32..40].copy_from_slice(&self.start_unix_ns.to_le_bytes());
+        b[40..48].copy_from_slice(&self.last_chunk.to_le_bytes());
+        b[48..56].copy_from_slice(&self.entries_before_last_chunk.to_le_bytes());
         b
     }
 
@@ -92,6 +103,11 @@ impl ThreadLogHeader {
         let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
         let mut u64_bytes = [0u8; 8];
         u64_bytes.copy_from_slice(&b[32..40]);
+        let u64_at = |i: usize| {
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(&b[i..i + 8]);
+            u64::from_le_bytes(bytes)
+        };
         let version = u16_at(8);
         if version > FORMAT_VERSION {
             return Err(DecodeError::NewerVersion(version));
@@ -112,6 +128,8 @@ impl ThreadLogHeader {
             pid: u32_at(20),
             parent: u32_at(24),
             start_unix_ns: u64::from_le_bytes(u64_bytes),
+            last_chunk: u64_at(40),
+            entries_before_last_chunk: u64_at(48),
         })
     }
 }
@@ -316,6 +334,8 @@ mod tests {
             pid: 42,
             parent: 0,
             start_unix_ns: 123,
+            last_chunk: 0,
+            entries_before_last_chunk: 0,
         };
         let b = h.encode();
         assert_eq!(ThreadLogHeader::decode(&b), Ok(h));

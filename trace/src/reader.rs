@@ -99,6 +99,8 @@ impl ThreadLogReader {
                 pid: 0,
                 parent: crate::codec::NO_PARENT,
                 start_unix_ns: 0,
+                last_chunk: 0,
+                entries_before_last_chunk: 0,
             },
             buf: Vec::new(),
             pos: 0,
@@ -117,6 +119,50 @@ impl ThreadLogReader {
     pub fn expect_entries(mut self, entries: u64) -> ThreadLogReader {
         self.expected = Some(entries);
         self
+    }
+
+    /// Moves to the last chunk the header names
+    /// ([`ThreadLogHeader::last_chunk`]), so that reading on counts the
+    /// log's entries without decoding the chunks before (events read from
+    /// there have their indices, not their values: the delta state starts
+    /// afresh). Returns the entries before it. Stays put for a log whose
+    /// header names none (a first chunk, or an older log).
+    pub fn skip_to_last_chunk(&mut self) -> Result<u64> {
+        let (chunk, before) = (
+            self.header.last_chunk,
+            self.header.entries_before_last_chunk,
+        );
+        if chunk == 0 || self.base != 0 || self.next_index != 0 {
+            return Ok(self.next_index);
+        }
+        let offset = chunk
+            .checked_mul(u64::from(self.header.chunk_size))
+            .filter(|&o| {
+                self.file
+                    .metadata()
+                    .is_ok_and(|m| o < m.len() && o >= HEADER_LEN as u64)
+            })
+            .ok_or_else(|| TraceError::Corrupt {
+                path: self.path.clone(),
+                offset: crate::codec::LAST_CHUNK_OFFSET as u64,
+                what: format!("the header's last chunk ({chunk}) is past the end of the log"),
+            })?;
+        use std::io::{Seek, SeekFrom};
+        self.file
+            .seek(SeekFrom::Start(offset))
+            .map_err(TraceError::io("read", &self.path))?;
+        self.base = offset;
+        self.pos = 0;
+        self.len = 0;
+        self.eof = false;
+        self.state = DeltaState::default();
+        self.next_index = before;
+        Ok(before)
+    }
+
+    /// Events read so far (the next one's index).
+    pub fn events_read(&self) -> u64 {
+        self.next_index
     }
 
     pub fn header(&self) -> &ThreadLogHeader {
@@ -253,6 +299,8 @@ pub(crate) mod tests {
             pid: 1,
             parent: NO_PARENT,
             start_unix_ns: 0,
+            last_chunk: 0,
+            entries_before_last_chunk: 0,
         };
         let mut bytes = header.encode().to_vec();
         let mut st = DeltaState::default();
@@ -310,6 +358,43 @@ pub(crate) mod tests {
         assert_eq!(results.len(), 2);
         let err = results[1].as_ref().unwrap_err().to_string();
         assert!(err.contains("t.log") && err.contains("truncated"), "{err}");
+    }
+
+    #[test]
+    fn counting_from_the_last_chunk_gives_the_whole_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("thread-0001.log");
+        let entries: Vec<_> = (1..=10).map(entry).collect();
+        write_log(&p, 1, &entries, Some(4));
+        // As the runtime notes it on moving to chunk 1, after 5 entries.
+        let mut bytes = std::fs::read(&p).unwrap();
+        let at = crate::codec::LAST_CHUNK_OFFSET;
+        bytes[at..at + 8].copy_from_slice(&1u64.to_le_bytes());
+        bytes[at + 8..at + 16].copy_from_slice(&5u64.to_le_bytes());
+        std::fs::write(&p, &bytes).unwrap();
+        let full = ThreadLogReader::open(&p).unwrap();
+        let full_end = {
+            let mut r = full;
+            assert_eq!(r.by_ref().count(), 10);
+            r.offset()
+        };
+        let mut quick = ThreadLogReader::open(&p).unwrap();
+        assert_eq!(quick.skip_to_last_chunk().unwrap(), 5);
+        assert!(quick.by_ref().all(|e| e.is_ok()));
+        assert_eq!((quick.events_read(), quick.offset()), (10, full_end));
+
+        // A last chunk past the end of the log is an error naming the file.
+        bytes[at..at + 8].copy_from_slice(&99u64.to_le_bytes());
+        std::fs::write(&p, &bytes).unwrap();
+        let err = ThreadLogReader::open(&p)
+            .unwrap()
+            .skip_to_last_chunk()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("thread-0001.log") && err.contains("last chunk"),
+            "{err}"
+        );
     }
 
     #[test]

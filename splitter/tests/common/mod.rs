@@ -51,6 +51,8 @@ pub fn write_trace(dir: &Path, threads: u32, events: &[RecordedEvent]) {
             pid: 1,
             parent: if t == 0 { NO_PARENT } else { 0 },
             start_unix_ns: 0,
+            last_chunk: 0,
+            entries_before_last_chunk: 0,
         };
         let mut bytes = header.encode().to_vec();
         let mut state = DeltaState::default();
