@@ -289,6 +289,30 @@ fn a_packed_trace_replays_moved_with_its_program_deleted() {
     assert_eq!(links, 0, "replay left its links in /tmp");
 }
 
+/// One changed byte in header.json (an argument here) is caught by its
+/// checksum before anything runs: an error naming the file, not a replay of
+/// another run.
+#[test]
+fn a_changed_byte_in_the_header_is_caught() {
+    let rec = common::record(&build("bytes_args_env"), &["abc"]);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    let path = rec.trace.join("header.json");
+    let header = std::fs::read_to_string(&path).unwrap();
+    assert!(header.contains("\"abc\""), "{header}");
+    std::fs::write(&path, header.replace("\"abc\"", "\"abd\"")).unwrap();
+    for command in ["info", "dump", "replay"] {
+        let out = common::rr([command.as_ref(), rec.trace.as_os_str()]);
+        let what = describe(command, &out);
+        assert_eq!(status_code(&out), 1, "{what}");
+        let said = text(&out.stderr);
+        assert!(
+            said.contains("header.json") && said.contains("header.sum"),
+            "{what}"
+        );
+        assert!(!text(&out.stdout).contains("arg:616264"), "{what}");
+    }
+}
+
 /// A trace file replaced by a link to /dev/zero (endless) is refused at
 /// once, with its name: no command hangs or grows without bound.
 #[test]

@@ -167,6 +167,7 @@ pub struct TraceHeader {
 impl TraceHeader {
     pub fn read(path: &Path) -> Result<TraceHeader> {
         let text = crate::bounded::read_to_string(path, crate::bounded::HEADER_LIMIT)?;
+        check_sum(path, text.as_bytes())?;
         let bad = |what: String| TraceError::BadHeader {
             path: path.to_path_buf(),
             what,
@@ -206,9 +207,49 @@ impl TraceHeader {
             path: path.to_path_buf(),
             what: e.to_string(),
         })?;
-        crate::private::write(&tmp, text + "\n").map_err(TraceError::io("write", &tmp))?;
+        let text = text + "\n";
+        // The sum first: a header never stands next to another one's sum.
+        let sum = sum_path(path);
+        crate::private::write(&sum, sum_line(text.as_bytes()))
+            .map_err(TraceError::io("write", &sum))?;
+        crate::private::write(&tmp, text).map_err(TraceError::io("write", &tmp))?;
         std::fs::rename(&tmp, path).map_err(TraceError::io("move into place", path))
     }
+}
+
+/// `header.sum`, next to `header.json`: `fnv1a:<16 hex digits>` of its
+/// bytes and a newline. A header is readable JSON meant to be looked at,
+/// but one changed byte (an argument, a variable) would replay another run:
+/// the sum catches damage. It does not stop an edit (whoever edits can
+/// drop the sum; replay's identity and environment checks still hold).
+pub const SUM_FILE: &str = "header.sum";
+
+fn sum_path(header: &Path) -> std::path::PathBuf {
+    header.with_file_name(SUM_FILE)
+}
+
+fn sum_line(bytes: &[u8]) -> String {
+    format!("fnv1a:{:016x}\n", crate::codec::checksum::fnv1a(bytes))
+}
+
+/// The header's bytes match `header.sum`, when there is one (older traces
+/// have none).
+fn check_sum(header: &Path, bytes: &[u8]) -> Result<()> {
+    let sum = sum_path(header);
+    if !sum.exists() {
+        return Ok(());
+    }
+    let recorded = crate::bounded::read_to_string(&sum, 64)?;
+    if recorded != sum_line(bytes) {
+        return Err(TraceError::BadHeader {
+            path: header.to_path_buf(),
+            what: format!(
+                "its bytes do not match {SUM_FILE} ({}): damaged or edited since the recording",
+                recorded.trim()
+            ),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
