@@ -8,7 +8,7 @@ use core::ffi::{c_int, c_uint, c_void};
 
 use rr_lite_trace::pseudo;
 
-use super::openmp::{self, chunk_result, omp_functions, workshare};
+use super::openmp::{self, chunk_result, forward_changed, omp_functions, workshare};
 use crate::site::with_site;
 
 /// A region's function, as libgomp calls it in each member.
@@ -361,56 +361,19 @@ pub unsafe extern "C" fn GOMP_task(
 /// libgomp's `GOMP_TASK_FLAG_IF`: the `if` clause holds (or is absent).
 const TASK_FLAG_IF: c_uint = 1 << 10;
 
-/// `taskloop`: with the `if` clause false, libgomp runs the loop's tasks at
-/// once, in order, in this thread, like other tasks here.
-#[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn GOMP_taskloop(
-    f: RegionFn,
-    data: *mut c_void,
-    copy: *const c_void,
-    size: i64,
-    align: i64,
-    flags: c_uint,
-    num_tasks: u64,
-    priority: c_int,
-    start: i64,
-    end: i64,
-    step: i64,
-) {
-    let flags = flags & !TASK_FLAG_IF;
-    // SAFETY: forwarding, with the if clause false (undeferred).
-    unsafe {
-        real::GOMP_taskloop(
-            f, data, copy, size, align, flags, num_tasks, priority, start, end, step,
-        )
-    }
-}
-
-/// `taskloop` over an unsigned long long variable: as above.
-#[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn GOMP_taskloop_ull(
-    f: RegionFn,
-    data: *mut c_void,
-    copy: *const c_void,
-    size: i64,
-    align: i64,
-    flags: c_uint,
-    num_tasks: u64,
-    priority: c_int,
-    up: bool,
-    start: u64,
-    end: u64,
-    step: u64,
-) {
-    let flags = flags & !TASK_FLAG_IF;
-    // SAFETY: forwarding, with the if clause false (undeferred).
-    unsafe {
-        real::GOMP_taskloop_ull(
-            f, data, copy, size, align, flags, num_tasks, priority, up, start, end, step,
-        )
-    }
+forward_changed! {
+    /// `taskloop`: with the `if` clause false, libgomp runs the loop's tasks
+    /// at once, in order, in this thread, like other tasks here.
+    fn GOMP_taskloop(
+        f: RegionFn, data: *mut c_void, copy: *const c_void, size: i64, align: i64,
+        flags: c_uint, num_tasks: u64, priority: c_int, start: i64, end: i64, step: i64,
+    ) { flags = flags & !TASK_FLAG_IF; }
+    /// `taskloop` over an unsigned long long variable: as above.
+    fn GOMP_taskloop_ull(
+        f: RegionFn, data: *mut c_void, copy: *const c_void, size: i64, align: i64,
+        flags: c_uint, num_tasks: u64, priority: c_int, up: bool, start: u64, end: u64,
+        step: u64,
+    ) { flags = flags & !TASK_FLAG_IF; }
 }
 
 /// `omp_set_lock`/`omp_unset_lock` and the nestable forms: mutex events on

@@ -31,7 +31,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use rr_lite_trace::pseudo;
 
-use super::openmp::{self, in_order_on, omp_functions};
+use super::openmp::{self, forward_changed, in_order_on, omp_functions};
 use crate::site::with_site;
 
 /// libomp's source location record (`ident_t`), passed through unread.
@@ -506,83 +506,27 @@ pub unsafe extern "C" fn __kmpc_omp_task(loc: Ident, gtid: i32, task: *mut c_voi
     0
 }
 
-/// `num_teams(N)`: one team (the module doc).
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn __kmpc_push_num_teams(
-    loc: Ident,
-    gtid: i32,
-    _num_teams: i32,
-    num_threads: i32,
-) {
-    prepare();
-    // SAFETY: forwarded contract, one team.
-    unsafe { real::__kmpc_push_num_teams(loc, gtid, 1, num_threads) }
-}
-
-/// `num_teams(L:U)` (OpenMP 5.1): one team.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn __kmpc_push_num_teams_51(
-    loc: Ident,
-    gtid: i32,
-    _lower: i32,
-    _upper: i32,
-    num_threads: i32,
-) {
-    prepare();
-    // SAFETY: forwarded contract, one team.
-    unsafe { real::__kmpc_push_num_teams_51(loc, gtid, 1, 1, num_threads) }
-}
-
-/// `taskloop`: libomp splits the loop into tasks, run at once and in order
-/// by this thread (`if(0)`, which libomp turns into serial tasks).
-#[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn __kmpc_taskloop(
-    loc: Ident,
-    gtid: i32,
-    task: *mut c_void,
-    _if_val: c_int,
-    lb: *mut u64,
-    ub: *mut u64,
-    st: i64,
-    nogroup: c_int,
-    sched: c_int,
-    grainsize: u64,
-    task_dup: *mut c_void,
-) {
-    prepare();
-    // SAFETY: forwarded contract, with if(0).
-    unsafe {
-        real::__kmpc_taskloop(
-            loc, gtid, task, 0, lb, ub, st, nogroup, sched, grainsize, task_dup,
-        )
+forward_changed! { before prepare();
+    /// `num_teams(N)`: one team (the module doc).
+    fn __kmpc_push_num_teams(loc: Ident, gtid: i32, num_teams: i32, num_threads: i32) {
+        num_teams = 1;
     }
-}
-
-/// `taskloop` with OpenMP 5.1's `strict` modifier: as above.
-#[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn __kmpc_taskloop_5(
-    loc: Ident,
-    gtid: i32,
-    task: *mut c_void,
-    _if_val: c_int,
-    lb: *mut u64,
-    ub: *mut u64,
-    st: i64,
-    nogroup: c_int,
-    sched: c_int,
-    grainsize: u64,
-    modifier: c_int,
-    task_dup: *mut c_void,
-) {
-    prepare();
-    // SAFETY: forwarded contract, with if(0).
-    unsafe {
-        real::__kmpc_taskloop_5(
-            loc, gtid, task, 0, lb, ub, st, nogroup, sched, grainsize, modifier, task_dup,
-        )
-    }
+    /// `num_teams(L:U)` (OpenMP 5.1): one team.
+    fn __kmpc_push_num_teams_51(
+        loc: Ident, gtid: i32, lower: i32, upper: i32, num_threads: i32,
+    ) { lower = 1; upper = 1; }
+    /// `taskloop`: libomp splits the loop into tasks, run at once and in
+    /// order by this thread (`if(0)`, which libomp turns into serial tasks).
+    fn __kmpc_taskloop(
+        loc: Ident, gtid: i32, task: *mut c_void, if_val: c_int, lb: *mut u64, ub: *mut u64,
+        st: i64, nogroup: c_int, sched: c_int, grainsize: u64, task_dup: *mut c_void,
+    ) { if_val = 0; }
+    /// `taskloop` with OpenMP 5.1's `strict` modifier: as above.
+    fn __kmpc_taskloop_5(
+        loc: Ident, gtid: i32, task: *mut c_void, if_val: c_int, lb: *mut u64, ub: *mut u64,
+        st: i64, nogroup: c_int, sched: c_int, grainsize: u64, modifier: c_int,
+        task_dup: *mut c_void,
+    ) { if_val = 0; }
 }
 
 /// A task with dependences: every earlier sibling has run already (tasks

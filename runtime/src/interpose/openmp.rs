@@ -69,6 +69,34 @@ macro_rules! omp_functions {
 }
 pub(crate) use omp_functions;
 
+/// Entry points passed on to the OpenMP runtime's function of the same
+/// name (its `real::` one) with some arguments changed, after `before`
+/// if given (e.g. `taskloop` with its `if` clause false).
+macro_rules! forward_changed {
+    (before $before:expr; $($rest:tt)*) => {
+        $crate::interpose::openmp::forward_changed!(@with { $before; } $($rest)*);
+    };
+    (@with $before:block $(
+        $(#[$doc:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) { $($changed:ident = $value:expr;)+ }
+    )*) => {$(
+        $(#[$doc])*
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments, unused_variables)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) {
+            $before
+            $(let $changed = $value;)+
+            // SAFETY: forwarded contract, with the arguments changed as the
+            // runtime allows for them.
+            unsafe { real::$name($($arg),*) }
+        }
+    )*};
+    ($($rest:tt)*) => {
+        $crate::interpose::openmp::forward_changed!(@with {} $($rest)*);
+    };
+}
+pub(crate) use forward_changed;
+
 /// The symbol's address, or 0 if no library after the runtime defines it.
 pub(crate) fn lookup(slot: &AtomicUsize, name: &'static str) -> usize {
     let cached = slot.load(Ordering::Relaxed);
