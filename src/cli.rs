@@ -49,6 +49,9 @@ enum Command {
     Split(crate::split_cmd::SplitArgs),
     /// Export the dependency graph of a trace (DOT or JSON).
     Graph(crate::graph_cmd::GraphArgs),
+    /// The data races of the recorded run: unordered conflicting accesses, by pair of
+    /// call sites, with the event ids to replay to.
+    Races(crate::races_cmd::RacesArgs),
     /// Build the bundled racy example, record it until two runs differ, replay each exactly.
     Demo(crate::demo_cmd::DemoArgs),
     /// gdb's exec wrapper for `replay --debug`: becomes the recorded program.
@@ -97,6 +100,7 @@ impl Cli {
             Command::Rm(a) => crate::traces_cmd::rm(a),
             Command::Pack(a) => crate::traces_cmd::pack(a),
             Command::Graph(a) => crate::graph_cmd::run(a),
+            Command::Races(a) => crate::races_cmd::run(a),
             Command::Demo(a) => crate::demo_cmd::run(a),
             Command::ReplayExec { args } => crate::debug_cmd::replay_exec(&args),
             Command::FeedStdin { args } => crate::debug_cmd::feed_stdin(&args),

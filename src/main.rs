@@ -15,6 +15,7 @@ mod graph_cmd;
 mod info_cmd;
 mod output;
 mod progress;
+mod races_cmd;
 mod record_cmd;
 mod replay_cmd;
 mod split_cmd;

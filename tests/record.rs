@@ -205,7 +205,10 @@ fn atomics_message_passing_and_counters() {
     for _ in 0..2 {
         let (rec, events) = record_checked(&exe, &[], 0);
         assert!(rec.stdout.ends_with("ok\n"), "{}", rec.stdout);
-        assert_kinds(&events, &["rmw", "read", "write"]);
+        assert_kinds(
+            &events,
+            &["rmw", "atomic-load", "atomic-store", "read", "write"],
+        );
         let rmw_on = |addr: u64, size: u64| {
             of_kind(&events, "rmw")
                 .filter(|e| e.addr == addr && e.size == size)
@@ -233,7 +236,7 @@ fn atomics_message_passing_and_counters() {
         assert_ne!(producer, consumer);
         let flag_store = events
             .iter()
-            .find(|e| e.kind == "write" && e.addr == flag && e.thread == producer)
+            .find(|e| e.kind == "atomic-store" && e.addr == flag && e.thread == producer)
             .expect("flag store");
         let last_write = writes.iter().map(|e| e.seq).max().unwrap();
         let first_read = reads.iter().map(|e| e.seq).min().unwrap();
@@ -248,7 +251,10 @@ fn atomics_message_passing_and_counters() {
         let seen = events
             .iter()
             .rfind(|e| {
-                e.thread == consumer && e.addr == flag && e.kind == "read" && e.seq < first_read
+                e.thread == consumer
+                    && e.addr == flag
+                    && e.kind == "atomic-load"
+                    && e.seq < first_read
             })
             .expect("consumer's flag load");
         assert!(

@@ -15,6 +15,7 @@ pub mod graph;
 pub mod options;
 pub mod pairs;
 pub mod progress;
+pub mod races;
 pub mod reduce;
 pub mod replay_log;
 pub mod stats;

@@ -181,6 +181,42 @@ impl ModuleMap {
     }
 }
 
+/// The data objects a module's symbol table names, as `(offset from the
+/// load base, size, demangled name)`, sorted (none if it cannot be read).
+fn data_symbols_of(path: &Path) -> Vec<(u64, u64, String)> {
+    use object::{Object, ObjectSymbol, SymbolKind};
+    let Ok(bytes) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let Ok(file) = object::File::parse(&*bytes) else {
+        return Vec::new();
+    };
+    // Offsets are from the load base: a position-dependent executable's
+    // symbols are absolute, from its lowest segment.
+    let base = file
+        .segments()
+        .map(|s| object::ObjectSegment::address(&s))
+        .min()
+        .unwrap_or(0);
+    let mut symbols: Vec<(u64, u64, String)> = file
+        .symbols()
+        .filter(|s| s.kind() == SymbolKind::Data && s.size() > 0)
+        .filter_map(|s| {
+            let name = s.name().ok()?;
+            // Only mangled names: a C variable `a` would read as the
+            // Itanium type `signed char`.
+            let name = if name.starts_with("_Z") || name.starts_with("_R") {
+                addr2line::demangle_auto(name.into(), None).into_owned()
+            } else {
+                name.to_string()
+            };
+            Some((s.address().saturating_sub(base), s.size(), name))
+        })
+        .collect();
+    symbols.sort();
+    symbols
+}
+
 /// A symbolised site.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Site {
@@ -220,6 +256,9 @@ pub struct Symbolizer {
     copies: HashMap<PathBuf, PathBuf>,
     loaders: HashMap<PathBuf, Option<addr2line::Loader>>,
     cache: HashMap<u64, Site>,
+    /// Each module's data symbols: (offset from its load base, size, name),
+    /// sorted.
+    data_symbols: HashMap<PathBuf, Vec<(u64, u64, String)>>,
 }
 
 impl std::fmt::Debug for Symbolizer {
@@ -236,6 +275,7 @@ impl Symbolizer {
             map,
             copies: HashMap::new(),
             loaders: HashMap::new(),
+            data_symbols: HashMap::new(),
             cache: HashMap::new(),
         }
     }
@@ -244,6 +284,20 @@ impl Symbolizer {
     /// elsewhere: a packed trace's copy of a program deleted since).
     pub fn read_module_from(&mut self, recorded: PathBuf, copy: PathBuf) {
         self.copies.insert(recorded, copy);
+    }
+
+    /// The global variable holding `addr`, as `(name, offset into it)`, from
+    /// the symbol table of the module mapped there.
+    pub fn variable(&mut self, addr: u64) -> Option<(String, u64)> {
+        let loc = self.map.locate(addr)?;
+        let file = self.copies.get(&loc.module).unwrap_or(&loc.module).clone();
+        let symbols = self
+            .data_symbols
+            .entry(loc.module.clone())
+            .or_insert_with(|| data_symbols_of(&file));
+        let i = symbols.partition_point(|s| s.0 <= loc.offset);
+        let (start, size, name) = symbols.get(i.checked_sub(1)?)?;
+        (loc.offset < start + size.max(&1)).then(|| (name.clone(), loc.offset - start))
     }
 
     /// Symbolises a return address (the site of a hook call): the call

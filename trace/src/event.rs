@@ -72,9 +72,10 @@ macro_rules! event_kinds {
 }
 
 event_kinds! {
-    /// Plain or atomic load.
+    /// Plain load (atomic ones are [`EventKind::AtomicLoad`] since format
+    /// version 3).
     Read = 1, Read, false, "read";
-    /// Plain or atomic store.
+    /// Plain store (atomic ones: [`EventKind::AtomicStore`]).
     Write = 2, Write, false, "write";
     /// Atomic read-modify-write or compare-exchange.
     Rmw = 3, ReadModifyWrite, false, "rmw";
@@ -164,18 +165,25 @@ event_kinds! {
     /// pseudo-address (getrandom: the random state's); payload: the byte
     /// count, or -errno; the bytes are in the thread's `input-NNNN.bin`.
     Input = 37, ReadModifyWrite, true, "input";
+    /// Atomic load (`__tsan_atomic*_load`).
+    AtomicLoad = 38, Read, false, "atomic-load";
+    /// Atomic store (`__tsan_atomic*_store`).
+    AtomicStore = 39, Write, false, "atomic-store";
 }
 
 impl EventKind {
-    /// Synchronisation and library events, as opposed to plain accesses.
+    /// Synchronisation, atomic and library events, as opposed to plain
+    /// accesses (loads, stores and ranges the program makes without
+    /// synchronising: what can race).
     pub fn is_sync(self) -> bool {
-        !matches!(
+        !self.is_plain_access()
+    }
+
+    /// A plain load, store or range.
+    pub fn is_plain_access(self) -> bool {
+        matches!(
             self,
-            EventKind::Read
-                | EventKind::Write
-                | EventKind::Rmw
-                | EventKind::ReadRange
-                | EventKind::WriteRange
+            EventKind::Read | EventKind::Write | EventKind::ReadRange | EventKind::WriteRange
         )
     }
 }

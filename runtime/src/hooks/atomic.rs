@@ -27,14 +27,14 @@ macro_rules! atomic_width {
             // SAFETY: the compiler passes the address of a live, aligned
             // atomic object of this width.
             let cell = unsafe { $atomic::from_ptr(a) };
-            events::log_after_call(EventKind::Read, a as u64, $bits / 8, site, || cell.load(SeqCst), |_| 0)
+            events::log_after_call(EventKind::AtomicLoad, a as u64, $bits / 8, site, || cell.load(SeqCst), |_| 0)
         }
         with_site!([<__tsan_atomic $bits _load>] => [<load $bits>], "rdx");
 
         extern "C" fn [<store $bits>](a: *mut $t, v: $t, mo: i32, site: u64) {
             // SAFETY: as for load.
             let cell = unsafe { $atomic::from_ptr(a) };
-            events::log_after_call(EventKind::Write, a as u64, $bits / 8, site, || cell.store(v, store_order(mo)), |_| 0)
+            events::log_after_call(EventKind::AtomicStore, a as u64, $bits / 8, site, || cell.store(v, store_order(mo)), |_| 0)
         }
         with_site!([<__tsan_atomic $bits _store>] => [<store $bits>], "rcx");
 
@@ -126,7 +126,7 @@ fn rmw_128(a: *mut i128, site: u64, f: impl FnOnce(i128) -> i128) -> i128 {
 
 extern "C" fn load128(a: *mut i128, _mo: i32, site: u64) -> i128 {
     events::log_after_call(
-        EventKind::Read,
+        EventKind::AtomicLoad,
         a as u64,
         16,
         site,
@@ -141,7 +141,7 @@ with_site!(__tsan_atomic128_load => load128, "rdx");
 
 extern "C" fn store128(a: *mut i128, v: i128, _mo: i32, site: u64) {
     events::log_after_call(
-        EventKind::Write,
+        EventKind::AtomicStore,
         a as u64,
         16,
         site,
