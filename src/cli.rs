@@ -52,6 +52,9 @@ enum Command {
     /// The data races of the recorded run: unordered conflicting accesses, by pair of
     /// call sites, with the event ids to replay to.
     Races(crate::races_cmd::RacesArgs),
+    /// For a read: the write it saw and where that value came from; for a write: the
+    /// reads that saw it.
+    Why(crate::why_cmd::WhyArgs),
     /// Build the bundled racy example, record it until two runs differ, replay each exactly.
     Demo(crate::demo_cmd::DemoArgs),
     /// gdb's exec wrapper for `replay --debug`: becomes the recorded program.
@@ -101,6 +104,7 @@ impl Cli {
             Command::Pack(a) => crate::traces_cmd::pack(a),
             Command::Graph(a) => crate::graph_cmd::run(a),
             Command::Races(a) => crate::races_cmd::run(a),
+            Command::Why(a) => crate::why_cmd::run(a),
             Command::Demo(a) => crate::demo_cmd::run(a),
             Command::ReplayExec { args } => crate::debug_cmd::replay_exec(&args),
             Command::FeedStdin { args } => crate::debug_cmd::feed_stdin(&args),

@@ -21,6 +21,7 @@ mod replay_cmd;
 mod split_cmd;
 mod traces_cmd;
 mod until_failure;
+mod why_cmd;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

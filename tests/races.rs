@@ -63,3 +63,56 @@ fn ordered_sharing_reports_no_race() {
         assert!(text(&out.stdout).starts_with("no data races"), "{what}");
     }
 }
+
+/// `why` on a racing read names the write it saw and goes back along
+/// read-then-write; on that write, lists the read among those that saw it;
+/// JSON as well; an event the trace does not have is a clear error.
+#[test]
+fn why_a_racing_read_saw_what_it_saw() {
+    let rec = record(&build("replay_racy_counter"), &[]);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    let out = races(&rec.trace, &["--json"]);
+    let report: Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
+    let pair = report["races"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["first"]["access"] == "write" && r["second"]["access"] == "read")
+        .unwrap_or_else(|| panic!("a write-read race\n{}", describe("races", &out)))
+        .clone();
+    let read = pair["second"]["event"].as_str().unwrap();
+
+    let why = |args: &[&str]| {
+        let mut all: Vec<&std::ffi::OsStr> = vec!["why".as_ref()];
+        all.extend(args.iter().map(|a| std::ffi::OsStr::new(*a)));
+        all.push(rec.trace.as_os_str());
+        common::rr(all)
+    };
+    let out = why(&["--json", "--depth", "2", read]);
+    let what = describe(&format!("why {read}"), &out);
+    assert_eq!(status_code(&out), 0, "{what}");
+    let answer: Value = serde_json::from_str(&text(&out.stdout)).expect("JSON");
+    let saw = answer["saw"].as_array().expect("saw");
+    assert!(!saw.is_empty() && saw.len() <= 2, "{what}");
+    assert_eq!(saw[0]["write"]["kind"], "write", "{what}");
+    assert!(
+        saw[0]["write"]["site"]
+            .as_str()
+            .unwrap()
+            .contains("replay_racy_counter.c:"),
+        "{what}"
+    );
+    // The race's write came last before the read, or another thread's did.
+    let seen_write = saw[0]["write"]["event"].as_str().unwrap().to_string();
+    let out = why(&[&seen_write]);
+    let what = describe(&format!("why {seen_write}"), &out);
+    assert!(
+        text(&out.stdout).contains(&format!("seen by {read} read")),
+        "{what}"
+    );
+
+    let out = why(&["t0:999999"]);
+    let what = describe("why t0:999999", &out);
+    assert_eq!(status_code(&out), 1, "{what}");
+    assert!(text(&out.stderr).contains("no event t0:999999"), "{what}");
+}

@@ -20,6 +20,7 @@ pub mod reduce;
 pub mod replay_log;
 pub mod stats;
 pub mod syncpoints;
+pub mod why;
 
 use std::path::Path;
 use std::time::Instant;
