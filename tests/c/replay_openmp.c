@@ -3,7 +3,8 @@
  * threads enter a critical section, which thread gets which chunk of dynamic
  * and guided loops, which thread wins a single, the order of omp_set_lock
  * holders, atomic updates, barriers, master, tasks with taskwait, a taskloop
- * (which thread ran which chunk) and teams (how many teams there were). */
+ * (which thread ran which chunk), teams (how many teams there were) and
+ * single copyprivate (whose value every thread got). */
 #include <omp.h>
 #include <stdio.h>
 
@@ -21,6 +22,7 @@ static long atomic_count;
 static long task_sum;
 static int taskloop_owner[N];
 static volatile int teams_seen;
+static int copied[THREADS];
 
 static unsigned long mix(unsigned long h, long v) { return h * 1000003UL ^ (unsigned long)v; }
 
@@ -77,6 +79,14 @@ int main(void) {
     #pragma omp taskloop grainsize(16)
     for (int i = 0; i < N; i++) taskloop_owner[i] = omp_get_thread_num() + 1;
 
+    #pragma omp parallel num_threads(THREADS)
+    {
+        int mine = -1;
+        #pragma omp single copyprivate(mine)
+        mine = omp_get_thread_num() + 100;
+        copied[omp_get_thread_num()] = mine;
+    }
+
     #pragma omp teams num_teams(2)
     teams_seen += omp_get_num_teams() * 10 + omp_get_team_num();
 
@@ -90,6 +100,7 @@ int main(void) {
     printf("static %ld guided %ld racy %ld atomic %ld tasks %ld single %d\n",
            sum_static, sum_guided, racy_sum, atomic_count, task_sum, single_winner);
     printf("chunks %lx critical %lx locks %lx\n", owners, crit, locks);
-    printf("taskloop %lx teams %d\n", taskloop, teams_seen);
+    printf("taskloop %lx teams %d copied %d %d %d %d\n", taskloop, teams_seen, copied[0],
+           copied[1], copied[2], copied[3]);
     return 0;
 }

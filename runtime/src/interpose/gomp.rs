@@ -223,6 +223,34 @@ unsafe extern "C" fn single_start_impl(site: u64) -> bool {
 }
 with_site!(GOMP_single_start => single_start_impl, "rdi");
 
+/// `single copyprivate`: libgomp's `GOMP_single_copy_start` decides the
+/// winner and then blocks the others inside libgomp, where neither the
+/// decision nor the wait could be ordered. The same construct, out of
+/// modelled parts: the winner is `GOMP_single_start`'s (a work-sharing
+/// event), and the others wait for the winner's data at a barrier
+/// (`GOMP_barrier`'s events) that `GOMP_single_copy_end` joins after
+/// leaving the data here. One slot: two teams running `copyprivate` at the
+/// same moment (nested parallelism) would share it.
+static COPYPRIVATE: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+unsafe extern "C" fn single_copy_start_impl(site: u64) -> *mut c_void {
+    // SAFETY: forwarding to the modelled constructs.
+    if unsafe { single_start_impl(site) } {
+        return core::ptr::null_mut();
+    }
+    // SAFETY: as above.
+    unsafe { barrier_impl(site) };
+    COPYPRIVATE.load(core::sync::atomic::Ordering::Acquire) as *mut c_void
+}
+with_site!(GOMP_single_copy_start => single_copy_start_impl, "rdi");
+
+unsafe extern "C" fn single_copy_end_impl(data: *mut c_void, site: u64) {
+    COPYPRIVATE.store(data as usize, core::sync::atomic::Ordering::Release);
+    // SAFETY: forwarding to the modelled barrier.
+    unsafe { barrier_impl(site) };
+}
+with_site!(GOMP_single_copy_end => single_copy_end_impl, "rsi");
+
 unsafe extern "C" fn loop_end_nowait_impl(site: u64) {
     // SAFETY: forwarding.
     workshare(site, || unsafe { real::GOMP_loop_end_nowait() }, |_| 0);
