@@ -51,6 +51,8 @@ omp_functions! {
     fn GOMP_loop_maybe_nonmonotonic_runtime_start(start: i64, end: i64, incr: i64, first: *mut i64, last: *mut i64) -> bool;
     fn GOMP_loop_start(start: i64, end: i64, incr: i64, sched: i64, chunk: i64, first: *mut i64, last: *mut i64, reductions: *mut usize, mem: *mut *mut c_void) -> bool;
     fn GOMP_loop_static_next(first: *mut i64, last: *mut i64) -> bool;
+    fn GOMP_loop_ordered_static_start(start: i64, end: i64, incr: i64, chunk: i64, first: *mut i64, last: *mut i64) -> bool;
+    fn GOMP_loop_ordered_static_next(first: *mut i64, last: *mut i64) -> bool;
     fn GOMP_loop_dynamic_next(first: *mut i64, last: *mut i64) -> bool;
     fn GOMP_loop_guided_next(first: *mut i64, last: *mut i64) -> bool;
     fn GOMP_loop_nonmonotonic_dynamic_next(first: *mut i64, last: *mut i64) -> bool;
@@ -337,6 +339,42 @@ loop_start! {
     GOMP_loop_nonmonotonic_runtime_start(start: i64, end: i64, incr: i64);
     GOMP_loop_maybe_nonmonotonic_runtime_start(start: i64, end: i64, incr: i64);
 }
+
+/// A static `ordered` loop's start: the first thread in makes the loop's
+/// order (allocates and clears its list of threads), so the calls are made
+/// in the recorded order, each waiting before it calls
+/// (`openmp::in_order_on`); the first chunk is the static schedule's, the
+/// same in every run.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn GOMP_loop_ordered_static_start(
+    start: i64,
+    end: i64,
+    incr: i64,
+    chunk: i64,
+    first: *mut i64,
+    last: *mut i64,
+) -> bool {
+    openmp::in_order_on(pseudo::OMP_WORKSHARE, 0, || {
+        // SAFETY: forwarding.
+        unsafe { real::GOMP_loop_ordered_static_start(start, end, incr, chunk, first, last) }
+    })
+}
+
+/// The next chunk of a static `ordered` loop: libgomp first waits, inside,
+/// for this thread's turn in the loop's order (so no stripe may be kept
+/// across the call), then hands out the chunk a static schedule gives this
+/// thread, the same in every run: a call, not an event.
+unsafe extern "C" fn loop_ordered_static_next_impl(
+    first: *mut i64,
+    last: *mut i64,
+    _site: u64,
+) -> bool {
+    // SAFETY: forwarding.
+    crate::events::hidden_blocking_call(|| unsafe {
+        real::GOMP_loop_ordered_static_next(first, last)
+    })
+}
+with_site!(GOMP_loop_ordered_static_next => loop_ordered_static_next_impl, "rdx");
 
 /// The generic loop start (loops with reductions or a schedule chosen at
 /// run time).
