@@ -4,7 +4,7 @@
  * and guided loops, which thread wins a single, the order of omp_set_lock
  * holders, atomic updates, barriers, master, tasks with taskwait, a taskloop
  * (which thread ran which chunk), teams (how many teams there were) and
- * single copyprivate (whose value every thread got). */
+ * single copyprivate (whose value every thread got), and an ordered loop. */
 #include <omp.h>
 #include <stdio.h>
 
@@ -23,6 +23,8 @@ static long task_sum;
 static int taskloop_owner[N];
 static volatile int teams_seen;
 static int copied[THREADS];
+static int ordered_owner[N];
+static int ordered_n;
 
 static unsigned long mix(unsigned long h, long v) { return h * 1000003UL ^ (unsigned long)v; }
 
@@ -87,6 +89,14 @@ int main(void) {
         copied[omp_get_thread_num()] = mine;
     }
 
+    #pragma omp parallel for ordered schedule(static) num_threads(THREADS)
+    for (int i = 0; i < 40; i++) {
+        long work = 0;
+        for (int k = 0; k < (i % 7) * 50; k++) work += k;
+        #pragma omp ordered
+        ordered_owner[ordered_n++] = omp_get_thread_num() + (int)(work & 0);
+    }
+
     #pragma omp teams num_teams(2)
     teams_seen += omp_get_num_teams() * 10 + omp_get_team_num();
 
@@ -95,12 +105,14 @@ int main(void) {
     for (int i = 0; i < N; i++) owners = mix(owners, chunk_owner[i]);
     for (int i = 0; i < critical_n; i++) crit = mix(crit, critical_order[i]);
     for (int i = 0; i < lock_n; i++) locks = mix(locks, lock_order[i]);
+    unsigned long ordered = 0;
+    for (int i = 0; i < ordered_n; i++) ordered = mix(ordered, ordered_owner[i] + 1);
     unsigned long taskloop = 0;
     for (int i = 0; i < N; i++) taskloop = mix(taskloop, taskloop_owner[i]);
     printf("static %ld guided %ld racy %ld atomic %ld tasks %ld single %d\n",
            sum_static, sum_guided, racy_sum, atomic_count, task_sum, single_winner);
     printf("chunks %lx critical %lx locks %lx\n", owners, crit, locks);
-    printf("taskloop %lx teams %d copied %d %d %d %d\n", taskloop, teams_seen, copied[0],
-           copied[1], copied[2], copied[3]);
+    printf("taskloop %lx teams %d copied %d %d %d %d ordered %d %lx\n", taskloop, teams_seen,
+           copied[0], copied[1], copied[2], copied[3], ordered_n, ordered);
     return 0;
 }
