@@ -742,15 +742,21 @@ pub(crate) fn log_free(link: u64, freed: u64, site: u64, op: impl FnOnce()) {
     })
 }
 
-/// A value from outside (time, pid): record logs `real()`, replay returns
-/// the recorded value. libomp's own reads of the clock pace its spinning
-/// and sleeping threads, as often as timing makes them: not events (see
-/// `own_code::in_openmp_runtime`).
-pub(crate) fn log_outside_value(site: u64, real: impl FnOnce() -> u64) -> u64 {
-    let addr = rr_lite_trace::pseudo::CLOCK;
+/// A reading of the clock: as [`log_outside_value`], except that libomp's
+/// own readings pace its spinning and sleeping threads, as often as timing
+/// makes them: those are not events (see `own_code::in_openmp_runtime`).
+pub(crate) fn log_clock_value(site: u64, real: impl FnOnce() -> u64) -> u64 {
     if crate::own_code::in_openmp_runtime(site) {
         return real();
     }
+    log_outside_value(site, real)
+}
+
+/// A value from outside (time, pid): record logs `real()`, replay returns
+/// the recorded value (libomp's process id too: it names an environment
+/// variable libomp allocates, whose length must not change at replay).
+pub(crate) fn log_outside_value(site: u64, real: impl FnOnce() -> u64) -> u64 {
+    let addr = rr_lite_trace::pseudo::CLOCK;
     match with_tracked(|_, mode| mode) {
         None => real(),
         Some(Mode::Record) => {

@@ -113,8 +113,8 @@ with_site!(srandom => srandom_impl, "rsi");
 
 extern "C" fn time_impl(t: *mut libc::time_t, site: u64) -> libc::time_t {
     // SAFETY: forwarding with no output pointer; the value is stored below.
-    let now = events::log_outside_value(site, || unsafe { real::time(core::ptr::null_mut()) }
-        as u64) as libc::time_t;
+    let now = events::log_clock_value(site, || unsafe { real::time(core::ptr::null_mut()) } as u64)
+        as libc::time_t;
     if !t.is_null() {
         // SAFETY: the caller's output pointer.
         unsafe { *t = now };
@@ -128,7 +128,7 @@ const MICROS: u64 = 1_000_000;
 
 extern "C" fn clock_gettime_impl(clock: clockid_t, ts: *mut timespec, site: u64) -> c_int {
     let mut result = 0;
-    let ns = events::log_outside_value(site, || {
+    let ns = events::log_clock_value(site, || {
         let mut now = timespec {
             tv_sec: 0,
             tv_nsec: 0,
@@ -154,7 +154,7 @@ with_site!(clock_gettime => clock_gettime_impl, "rdx");
 
 extern "C" fn gettimeofday_impl(tv: *mut timeval, tz: *mut c_void, site: u64) -> c_int {
     let mut result = 0;
-    let us = events::log_outside_value(site, || {
+    let us = events::log_clock_value(site, || {
         let mut now = timeval {
             tv_sec: 0,
             tv_usec: 0,
