@@ -403,6 +403,10 @@ mod tests {
             .collect()
     }
 
+    fn at(thread: u32, index: u64) -> EventRef {
+        EventRef { thread, index }
+    }
+
     const X: u64 = 0x10;
     const M: u64 = 0x80;
     const START1: u64 = pseudo::BASE + 0x2000_0000 + 64;
@@ -417,20 +421,8 @@ mod tests {
         ]);
         let report = find_races(&racy);
         assert_eq!(report.races.len(), 1);
-        assert_eq!(
-            report.races[0].earlier.event,
-            EventRef {
-                thread: 0,
-                index: 1
-            }
-        );
-        assert_eq!(
-            report.races[0].later.event,
-            EventRef {
-                thread: 1,
-                index: 1
-            }
-        );
+        assert_eq!(report.races[0].earlier.event, at(0, 1));
+        assert_eq!(report.races[0].later.event, at(1, 1));
 
         let locked = events(&[
             (0, ThreadCreate, START1),

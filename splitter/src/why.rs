@@ -193,6 +193,10 @@ mod tests {
     use super::*;
     use EventKind::{Read, Write};
 
+    fn at(thread: u32, index: u64) -> EventRef {
+        EventRef { thread, index }
+    }
+
     fn ev(thread: u32, index: u64, kind: EventKind, site: u64) -> RecordedEvent {
         RecordedEvent {
             thread,
@@ -223,49 +227,17 @@ mod tests {
             ev(1, 1, Write, 3),
             ev(2, 0, Read, 4),
         ];
-        let Why::Read { chain, initial, .. } = run(
-            &events,
-            EventRef {
-                thread: 2,
-                index: 0,
-            },
-            5,
-        ) else {
+        let Why::Read { chain, initial, .. } = run(&events, at(2, 0), 5) else {
             panic!("a read")
         };
         assert_eq!(chain.len(), 2);
-        assert_eq!(
-            chain[0].0.event,
-            EventRef {
-                thread: 1,
-                index: 1
-            }
-        );
-        assert_eq!(
-            chain[0].1.map(|r| r.event),
-            Some(EventRef {
-                thread: 1,
-                index: 0
-            })
-        );
-        assert_eq!(
-            chain[1].0.event,
-            EventRef {
-                thread: 0,
-                index: 0
-            }
-        );
+        assert_eq!(chain[0].0.event, at(1, 1));
+        assert_eq!(chain[0].1.map(|r| r.event), Some(at(1, 0)));
+        assert_eq!(chain[1].0.event, at(0, 0));
         assert_eq!(chain[1].1, None);
         assert!(!initial);
         // Depth 1 stops after the first write.
-        let Why::Read { chain, .. } = run(
-            &events,
-            EventRef {
-                thread: 2,
-                index: 0,
-            },
-            1,
-        ) else {
+        let Why::Read { chain, .. } = run(&events, at(2, 0), 1) else {
             panic!("a read")
         };
         assert_eq!(chain.len(), 1);
@@ -280,14 +252,7 @@ mod tests {
             ev(1, 1, Write, 4),
             ev(2, 1, Read, 5),
         ];
-        let Why::Write { seen_by, .. } = run(
-            &events,
-            EventRef {
-                thread: 0,
-                index: 0,
-            },
-            3,
-        ) else {
+        let Why::Write { seen_by, .. } = run(&events, at(0, 0), 3) else {
             panic!("a write")
         };
         let who: Vec<u32> = seen_by.iter().map(|t| t.event.thread).collect();
@@ -297,14 +262,7 @@ mod tests {
     #[test]
     fn a_read_of_never_written_bytes_sees_the_initial_value() {
         let events = [ev(1, 0, Read, 2)];
-        let Why::Read { chain, initial, .. } = run(
-            &events,
-            EventRef {
-                thread: 1,
-                index: 0,
-            },
-            3,
-        ) else {
+        let Why::Read { chain, initial, .. } = run(&events, at(1, 0), 3) else {
             panic!("a read")
         };
         assert!(chain.is_empty() && initial);
