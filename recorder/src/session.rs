@@ -529,6 +529,7 @@ fn scan_log(trace: &TraceDir, t: u32) -> Result<LogScan, RecordError> {
     let checksum = if path.exists() {
         let (sum, len) = rr_lite_trace::codec::checksum::fnv1a_of_file_prefix(&path, written)
             .map_err(RecordError::io("read", &path))?;
+        give_back_reserved_space(&path, written)?;
         Some((len, sum))
     } else {
         None
@@ -539,6 +540,25 @@ fn scan_log(trace: &TraceDir, t: u32) -> Result<LogScan, RecordError> {
         checksum,
         problem,
     })
+}
+
+/// Cuts a finished log after its last entry: the runtime reserves a chunk
+/// (4 MiB) of disk at a time, and a program of many short threads would
+/// otherwise leave that much per thread.
+fn give_back_reserved_space(path: &Path, written: u64) -> Result<(), RecordError> {
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(RecordError::io("open", path))?;
+    let len = file
+        .metadata()
+        .map_err(RecordError::io("read", path))?
+        .len();
+    if len > written {
+        file.set_len(written)
+            .map_err(RecordError::io("truncate", path))?;
+    }
+    Ok(())
 }
 
 /// The step count PCT left in the trace, if it did.

@@ -140,7 +140,7 @@ impl ThreadLogReader {
             .filter(|&o| {
                 self.file
                     .metadata()
-                    .is_ok_and(|m| o < m.len() && o >= HEADER_LEN as u64)
+                    .is_ok_and(|m| o <= m.len() && o >= HEADER_LEN as u64)
             })
             .ok_or_else(|| TraceError::Corrupt {
                 path: self.path.clone(),
