@@ -111,7 +111,10 @@ fn end_stop(trace: &TraceDir) -> anyhow::Result<Option<DebugStop>> {
 }
 
 /// The recorded event `stop` names.
-fn event_at(trace: &TraceDir, stop: DebugStop) -> anyhow::Result<rr_lite_trace::RecordedEvent> {
+pub(crate) fn event_at(
+    trace: &TraceDir,
+    stop: DebugStop,
+) -> anyhow::Result<rr_lite_trace::RecordedEvent> {
     let mut events = trace.thread_events(stop.thread)?;
     events
         .nth(stop.index as usize)

@@ -32,10 +32,8 @@ pub fn symbolizer(trace: &TraceDir) -> anyhow::Result<Symbolizer> {
     let map = ModuleMap::read(&trace.maps_path())?;
     let mut symbols = Symbolizer::new(map);
     if let Some(manifest) = rr_lite_trace::pack::Manifest::read(trace.path())? {
-        for file in &manifest.files {
-            if let Some((copy, _)) = manifest.copy_of(trace.path(), &file.recorded_path) {
-                symbols.read_module_from(file.recorded_path.clone(), copy);
-            }
+        for (recorded, copy) in manifest.copies(trace.path()) {
+            symbols.read_module_from(recorded.to_path_buf(), copy);
         }
     }
     Ok(symbols)

@@ -54,22 +54,9 @@ fn step(t: &Touch, symbols: &mut Symbolizer) -> Step {
 pub fn run(args: WhyArgs) -> anyhow::Result<i32> {
     let trace = open_trace(args.trace.as_deref())?;
     let stop = args.event;
-    let target = trace
-        .thread_events(stop.thread)
-        .with_context(|| format!("no thread {} in {}", stop.thread, trace.path().display()))?
-        .nth(stop.index as usize)
-        .transpose()?
-        .with_context(|| {
-            format!(
-                "{}: no event t{}:{} (`rr-lite dump --thread {}` lists them)",
-                trace.path().display(),
-                stop.thread,
-                stop.index,
-                stop.thread
-            )
-        })?;
+    let target = crate::debug_cmd::event_at(&trace, stop)?;
     anyhow::ensure!(
-        target.kind.is_plain_access() || is_atomic(target.kind),
+        target.kind.is_plain_access() || target.kind.is_atomic(),
         "t{}:{} is not a memory access but a {} event: `why` follows reads and writes",
         stop.thread,
         stop.index,
@@ -104,11 +91,6 @@ pub fn run(args: WhyArgs) -> anyhow::Result<i32> {
         print_text(&why, &mut symbols);
     }
     Ok(0)
-}
-
-fn is_atomic(kind: rr_lite_trace::EventKind) -> bool {
-    use rr_lite_trace::EventKind::{AtomicLoad, AtomicStore, Rmw};
-    matches!(kind, AtomicLoad | AtomicStore | Rmw)
 }
 
 fn to_json(why: &Why, symbols: &mut Symbolizer) -> serde_json::Value {

@@ -475,34 +475,31 @@ struct LogScan {
 /// as there are cores): this is the time between the program's end and
 /// the trace's, which a Ctrl-C waits for.
 fn scan_logs(trace: &TraceDir) -> Vec<Result<LogScan, RecordError>> {
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicU32, Ordering};
     let threads = trace.threads();
-    let next = AtomicU32::new(0);
-    let results: Mutex<Vec<Option<Result<LogScan, RecordError>>>> =
-        Mutex::new((0..threads).map(|_| None).collect());
     let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(threads as usize);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                loop {
-                    let t = next.fetch_add(1, Ordering::Relaxed);
-                    if t >= threads {
-                        break;
-                    }
-                    let scan = scan_log(trace, t);
-                    results.lock().unwrap_or_else(|e| e.into_inner())[t as usize] = Some(scan);
-                }
-            });
-        }
+        .map_or(1, |n| n.get() as u32)
+        .clamp(1, threads.max(1));
+    // Worker w scans threads w, w + workers, ...
+    let scans: Vec<Vec<Result<LogScan, RecordError>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                scope.spawn(move || {
+                    (w..threads)
+                        .step_by(workers as usize)
+                        .map(|t| scan_log(trace, t))
+                        .collect()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a log scan panicked"))
+            .collect()
     });
-    results
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .map(|r| r.expect("every log scanned"))
+    // Back in thread order: thread t is worker t % workers's next result.
+    let mut per_worker: Vec<_> = scans.into_iter().map(Vec::into_iter).collect();
+    (0..threads)
+        .filter_map(|t| per_worker[(t % workers) as usize].next())
         .collect()
 }
 

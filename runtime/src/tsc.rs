@@ -127,10 +127,10 @@ pub(crate) fn emulate(context: *mut c_void) -> bool {
         return false;
     };
     let in_vdso = pc >= VDSO_START.load(Ordering::Relaxed) && pc < VDSO_END.load(Ordering::Relaxed);
-    let value = if in_vdso || crate::own_code::in_openmp_runtime(pc as u64) {
+    let value = if in_vdso {
         read_counter()
     } else {
-        crate::events::log_outside_value(pc as u64, read_counter)
+        crate::events::log_clock_value(pc as u64, read_counter)
     };
     // SAFETY: as above; the registers rdtsc(p) writes, and the instruction
     // pointer past it, so the thread resumes as if it had executed.

@@ -179,6 +179,14 @@ impl EventKind {
         !self.is_plain_access()
     }
 
+    /// An atomic load, store or read-modify-write.
+    pub fn is_atomic(self) -> bool {
+        matches!(
+            self,
+            EventKind::AtomicLoad | EventKind::AtomicStore | EventKind::Rmw
+        )
+    }
+
     /// A plain load, store or range.
     pub fn is_plain_access(self) -> bool {
         matches!(

@@ -70,6 +70,16 @@ impl Manifest {
         Ok(Some(manifest))
     }
 
+    /// Every copy: `(recorded path, the copy's path)`.
+    pub fn copies<'a>(&'a self, trace: &'a Path) -> impl Iterator<Item = (&'a Path, PathBuf)> + 'a {
+        self.files.iter().map(move |f| {
+            (
+                f.recorded_path.as_path(),
+                trace.join(PACKED_DIR).join(&f.copy),
+            )
+        })
+    }
+
     /// The copy of the file recorded at `recorded_path`, if packed.
     pub fn copy_of(&self, trace: &Path, recorded_path: &Path) -> Option<(PathBuf, &str)> {
         self.files
