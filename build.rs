@@ -1,5 +1,5 @@
 //! Probes for the tools some end-to-end tests need beyond gcc and binutils
-//! (clang-14, make, gdb, gdbserver). When one is missing, the tests that need it are built
+//! (clang-14, make, gdb, gdbserver, chromium). When one is missing, the tests that need it are built
 //! with `#[ignore]` (cfg `rr_lite_no_<tool>`), so `cargo test` lists them as
 //! ignored with the reason and counts them in its summary, instead of
 //! failing on a fresh machine or passing without having run.
@@ -23,7 +23,7 @@ struct OptionalTool {
     require_env: &'static str,
 }
 
-const OPTIONAL_TOOLS: [OptionalTool; 4] = [
+const OPTIONAL_TOOLS: [OptionalTool; 5] = [
     OptionalTool {
         command: "clang-14",
         missing_cfg: "rr_lite_no_clang",
@@ -43,6 +43,11 @@ const OPTIONAL_TOOLS: [OptionalTool; 4] = [
         command: "gdbserver",
         missing_cfg: "rr_lite_no_gdbserver",
         require_env: "RR_LITE_REQUIRE_GDBSERVER",
+    },
+    OptionalTool {
+        command: "chromium",
+        missing_cfg: "rr_lite_no_chromium",
+        require_env: "RR_LITE_REQUIRE_CHROMIUM",
     },
 ];
 

@@ -55,6 +55,9 @@ enum Command {
     /// For a read: the write it saw and where that value came from; for a write: the
     /// reads that saw it.
     Why(crate::why_cmd::WhyArgs),
+    /// Draw the run as one self-contained HTML page: a lane per thread over the global
+    /// order, synchronisation, dependencies and races; zoom, pan and hover in a browser.
+    Timeline(crate::timeline_cmd::TimelineArgs),
     /// Build the bundled racy example, record it until two runs differ, replay each exactly.
     Demo(crate::demo_cmd::DemoArgs),
     /// gdb's exec wrapper for `replay --debug`: becomes the recorded program.
@@ -105,6 +108,7 @@ impl Cli {
             Command::Graph(a) => crate::graph_cmd::run(a),
             Command::Races(a) => crate::races_cmd::run(a),
             Command::Why(a) => crate::why_cmd::run(a),
+            Command::Timeline(a) => crate::timeline_cmd::run(a),
             Command::Demo(a) => crate::demo_cmd::run(a),
             Command::ReplayExec { args } => crate::debug_cmd::replay_exec(&args),
             Command::FeedStdin { args } => crate::debug_cmd::feed_stdin(&args),

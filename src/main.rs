@@ -19,6 +19,7 @@ mod races_cmd;
 mod record_cmd;
 mod replay_cmd;
 mod split_cmd;
+mod timeline_cmd;
 mod traces_cmd;
 mod until_failure;
 mod why_cmd;

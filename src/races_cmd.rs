@@ -42,7 +42,7 @@ struct Side {
 }
 
 #[derive(Debug, Serialize)]
-struct RaceOut {
+pub(crate) struct RaceOut {
     first: Side,
     second: Side,
     addr: String,
@@ -85,7 +85,7 @@ fn side(a: &RaceAccess, symbols: &mut Symbolizer) -> Side {
     }
 }
 
-fn describe(r: &Race, report: &RaceReport, symbols: &mut Symbolizer) -> RaceOut {
+pub(crate) fn describe(r: &Race, report: &RaceReport, symbols: &mut Symbolizer) -> RaceOut {
     RaceOut {
         first: side(&r.earlier, symbols),
         second: side(&r.later, symbols),

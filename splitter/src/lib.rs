@@ -5,7 +5,10 @@
 //! imply ([`reduce`]), places condition-variable points for the pairs that
 //! remain ([`syncpoints`]) and writes one replay log per thread into
 //! `<trace>/split/` ([`replay_log`], which the replayer reads back). The kept
-//! pairs can also be exported as a topology graph ([`graph`]).
+//! pairs can also be exported as a topology graph ([`graph`]). The same pass
+//! over the global order serves the analyses that explain a run: its data
+//! races ([`races`]), where a read's value came from ([`why`]) and what
+//! `rr-lite timeline` draws ([`timeline`]).
 
 #![forbid(unsafe_code)]
 
@@ -20,6 +23,8 @@ pub mod reduce;
 pub mod replay_log;
 pub mod stats;
 pub mod syncpoints;
+pub mod thinned;
+pub mod timeline;
 pub mod why;
 
 use std::path::Path;

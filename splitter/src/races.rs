@@ -31,6 +31,7 @@ use std::collections::HashMap;
 use rr_lite_trace::{EventKind, RecordedEvent, pseudo};
 
 use crate::pairs::EventRef;
+use crate::thinned::Thinned;
 
 /// Granules of 8 bytes, as the splitter's default.
 const GRANULE_SHIFT: u32 = 3;
@@ -59,7 +60,13 @@ pub struct Race {
     /// Also seen with the sites' roles swapped (the later site's access
     /// first): the order between them differs within the run.
     pub both_orders: bool,
+    /// Occurrences (earlier, later) spread evenly over the run, the first
+    /// among them; at most [`OCCURRENCES_KEPT`].
+    pub occurrences: Vec<(RaceAccess, RaceAccess)>,
 }
+
+/// Most occurrences a [`Race`] keeps.
+pub const OCCURRENCES_KEPT: usize = 32;
 
 /// A heap block the run allocated, to name racing addresses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,6 +160,8 @@ pub struct RaceFinder {
     allocated: Vec<HeapBlock>,
     groups: HashMap<(u64, u64), usize>,
     races: Vec<Race>,
+    /// By group, like `races`.
+    occurrences: Vec<Thinned<(RaceAccess, RaceAccess)>>,
     accesses: u64,
 }
 
@@ -322,6 +331,7 @@ impl RaceFinder {
                     race.earlier.site == later.site
                 };
                 race.both_orders |= swapped;
+                self.occurrences[i].push((earlier, later));
             }
             None => {
                 self.groups.insert(key, self.races.len());
@@ -331,7 +341,11 @@ impl RaceFinder {
                     addr,
                     count: 1,
                     both_orders: false,
+                    occurrences: Vec::new(),
                 });
+                let mut occurrences = Thinned::new(OCCURRENCES_KEPT);
+                occurrences.push((earlier, later));
+                self.occurrences.push(occurrences);
             }
         }
     }
@@ -351,8 +365,12 @@ impl RaceFinder {
             .collect();
         blocks.sort_by_key(|b| b.start);
         blocks.dedup();
+        let mut races = self.races;
+        for (race, occurrences) in races.iter_mut().zip(self.occurrences) {
+            race.occurrences = occurrences.into_vec();
+        }
         RaceReport {
-            races: self.races,
+            races,
             accesses: self.accesses,
             blocks,
         }
