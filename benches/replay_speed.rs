@@ -23,7 +23,7 @@
 //! go to `<target>/tmp/replay_speed/results.json`; `benches/report.py` turns
 //! them and criterion's estimates into the README table.
 //!
-//! Series: the main table (six workloads, 4 threads), parallel replay
+//! Series: the main table (seven workloads, 4 threads), parallel replay
 //! against thread count (racy_share, the same total work on 1, 2, 4, 8
 //! threads), against the sharing ratio (racy_share at 0 to 100 % shared
 //! updates) and against size (private_merge at 1x and 8x, which separates
@@ -139,6 +139,7 @@ fn cases() -> Vec<Case> {
         ("racy_share", &[20000, 4, 100]),
         ("stencil", &[2048, 4, 10]),
         ("prodcons", &[5000, 4]),
+        ("shared_index", &[50000, 4]),
     ] {
         add_case(&mut cases, workload, args, "main", &all);
     }

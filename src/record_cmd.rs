@@ -28,6 +28,13 @@ pub struct RecordArgs {
     /// gets the placeholders.
     #[arg(long)]
     keep_env: bool,
+    /// A thread keeps the locks that order its memory accesses for up to N of its hooks
+    /// instead of giving each back at the next one: threads that share data take turns
+    /// on it once per N accesses instead of every few, so the recorded interleaving has
+    /// far fewer switches for replay to reproduce. 0: turns as fine as the hardware's
+    /// (what --chaos always uses).
+    #[arg(long, value_name = "N", default_value_t = rr_lite_recorder::session::DEFAULT_QUANTUM)]
+    quantum: u32,
     #[command(flatten)]
     hunt: crate::until_failure::HuntArgs,
     /// The program (built with `rr-lite cc`) and its arguments.
@@ -46,6 +53,7 @@ pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
     options.output = args.output;
     options.snapshot_files = args.snapshot_files;
     options.keep_env = args.keep_env;
+    options.quantum = args.quantum;
     // Programs load the runtime from the cache: put it back if it was
     // deleted (or replace a copy that is not this build's, or not safe).
     rr_lite_recorder::runtime::install()?;

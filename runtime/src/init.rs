@@ -120,6 +120,7 @@ fn start(mode: Mode, argv: *const *const c_char, envp: *const *const c_char) {
     crate::thread_end::create_exit_key();
     if mode == Mode::Record {
         crate::chaos::configure(lookup(envp, crate::chaos::CHAOS_ENV));
+        crate::quantum::configure(lookup(envp, crate::quantum::QUANTUM_ENV));
     }
     register_thread(mode, 0, NO_PARENT);
     install_fatal_signal_handlers();

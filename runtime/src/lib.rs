@@ -31,6 +31,7 @@ mod log;
 mod mode;
 mod own_code;
 mod problems;
+mod quantum;
 mod raw_memory;
 mod real;
 mod record;

@@ -14,6 +14,7 @@ use rr_lite_trace::EventKind;
 use rr_lite_trace::codec::Entry;
 
 use crate::log::LogWriter;
+use crate::quantum::Kept;
 use crate::stripes::StripeSet;
 
 /// Deepest nesting of calls that keep their stripe (stack cache, create,
@@ -29,6 +30,11 @@ pub(crate) struct RecordThread {
     clock: Cell<u64>,
     /// Stripes kept locked until the next hook.
     held: Cell<StripeSet>,
+    /// The hook at which the thread took `held` (for the quantum).
+    held_since: Cell<u32>,
+    /// Stripes of earlier plain accesses kept for the quantum
+    /// (`crate::quantum`).
+    kept: Kept,
     /// Above zero inside an interposed call that keeps its stripe locked
     /// across the real call (output, pthread_create), so that an allocator
     /// call made inside it (stdio's buffer, the new thread's DTV) nests
@@ -58,6 +64,8 @@ impl RecordThread {
             id: Cell::new(u32::MAX),
             clock: Cell::new(0),
             held: Cell::new(StripeSet::EMPTY),
+            held_since: Cell::new(0),
+            kept: Kept::new(),
             nest_depth: Cell::new(0),
             nested: Cell::new([0; MAX_NESTED]),
             nested_len: Cell::new(0),
@@ -92,24 +100,109 @@ impl RecordThread {
         r
     }
 
-    /// Unlocks the stripes kept from the previous hook, carrying the
-    /// thread's clock.
+    /// Unlocks the stripes kept from the previous hook, and those kept for
+    /// the quantum, carrying the thread's clock.
     pub(crate) fn release_held(&self) {
         if self.nest_depth.get() > 0 {
+            debug_assert!(self.kept.is_empty(), "stripes kept inside a call");
             self.release_nested_held();
             return;
         }
-        let held = self.held.get();
+        let held = self.held.replace(StripeSet::EMPTY);
         if !held.is_empty() {
-            held.raise_clock(self.clock.get());
-            if !held.unlock(self.id.get()) {
-                // Taken over while this thread slept in a call the runtime
-                // does not see: order what follows after what woke it.
-                let past = crate::handover::clock_past_all();
-                self.clock.set(self.clock.get().max(past));
-            }
-            self.held.set(StripeSet::EMPTY);
+            self.release_set(held);
         }
+        self.release_kept();
+    }
+
+    /// Unlocks `set`, carrying the thread's clock.
+    fn release_set(&self, set: StripeSet) {
+        set.raise_clock(self.clock.get());
+        if !set.unlock(self.id.get()) {
+            self.catch_up_after_takeover();
+        }
+    }
+
+    /// A stripe was taken over while this thread slept in a call the
+    /// runtime does not see: order what follows after what woke it.
+    fn catch_up_after_takeover(&self) {
+        let past = crate::handover::clock_past_all();
+        self.clock.set(self.clock.get().max(past));
+    }
+
+    /// Unlocks every stripe kept for the quantum.
+    fn release_kept(&self) {
+        while let Some(stripe) = self.kept.pop() {
+            self.release_set(StripeSet::of_stripe(stripe));
+        }
+    }
+
+    /// Whether the quantum applies now: on, and outside the calls that
+    /// keep stripes of their own.
+    #[inline]
+    fn quantum(&self) -> Option<u32> {
+        let quantum = crate::quantum::get();
+        (quantum > 0 && self.nest_depth.get() == 0 && self.nested_len.get() == 0).then_some(quantum)
+    }
+
+    /// At a hook that is not an event (function entry or exit): the last
+    /// access's stripe is kept for the quantum, or unlocked.
+    pub(crate) fn pass_hook(&self) {
+        match self.quantum() {
+            Some(quantum) => self.retire_held(self.kept.tick(), quantum),
+            None => self.release_held(),
+        }
+    }
+
+    /// Moves the last access's single stripe to the kept ones (a set of
+    /// several is unlocked), and unlocks the kept stripes whose quantum is
+    /// over.
+    fn retire_held(&self, now: u32, quantum: u32) {
+        let held = self.held.replace(StripeSet::EMPTY);
+        let since = self.held_since.get();
+        match held.single() {
+            Some(stripe) if now.wrapping_sub(since) < quantum => {
+                if let Some(evicted) = self.kept.insert(stripe, since) {
+                    self.release_set(StripeSet::of_stripe(evicted));
+                }
+            }
+            _ if !held.is_empty() => self.release_set(held),
+            _ => {}
+        }
+        while let Some(stripe) = self.kept.pop_expired(now, quantum) {
+            self.release_set(StripeSet::of_stripe(stripe));
+        }
+    }
+
+    /// [`Self::hold_next`] for a plain access, under the quantum: a stripe
+    /// kept from an earlier access is used as it is; a new one is taken
+    /// only if free (the kept ones are unlocked before waiting for it).
+    #[inline]
+    pub(crate) fn hold_access(&self, set: StripeSet) {
+        let Some(quantum) = self.quantum() else {
+            return self.hold_next(set);
+        };
+        let now = self.kept.tick();
+        self.retire_held(now, quantum);
+        let me = self.id.get();
+        if let Some(stripe) = set.single()
+            && let Some(since) = self.kept.take(stripe)
+        {
+            if StripeSet::still_held(stripe, me) {
+                self.held.set(set);
+                self.held_since.set(since);
+                return;
+            }
+            self.catch_up_after_takeover();
+        }
+        if self.kept.is_empty() || !set.try_lock_single(me) {
+            // Wait holding nothing: no thread waits for stripes a waiting
+            // thread keeps.
+            self.release_kept();
+            set.lock(me);
+        }
+        self.held.set(set);
+        self.held_since.set(now);
     }
 
     /// Releases the stripes kept from the previous hook, at a point where

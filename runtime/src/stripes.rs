@@ -15,7 +15,10 @@
 //! - unlocking first raises the stripe's clock to the holder's, so the next
 //!   holder orders after everything the holder logged while holding it;
 //! - the locks are fair (tickets): a thread spinning on a flag releases and
-//!   re-takes its stripe at every hook, and must not starve the writer;
+//!   re-takes its stripe at every hook (every quantum: `crate::quantum`),
+//!   and must not starve the writer;
+//! - a thread holding stripes from earlier accesses (the quantum) takes
+//!   more only with `try_lock`, never waiting while it holds any;
 //! - each stripe knows its holder, so that a waiter can release it on the
 //!   behalf of a holder asleep outside the runtime (`crate::handover`); the
 //!   holder's own release then finds it gone and skips it.
@@ -68,6 +71,27 @@ impl Stripe {
             handover::guarded(me, || self.wait_for(ticket));
         }
         self.holder.store(me + 1, Ordering::Release);
+    }
+
+    /// Takes the lock only if it is free now (never waits: a thread that
+    /// keeps stripes from earlier events must not wait while holding them).
+    fn try_lock(&self, me: u32) -> bool {
+        // Free when the next ticket is the one served; tickets only grow,
+        // so a successful exchange means the ticket taken is served.
+        let serving = self.now_serving.load(Ordering::Acquire);
+        let taken = self
+            .next_ticket
+            .compare_exchange(
+                serving,
+                serving.wrapping_add(1),
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            )
+            .is_ok();
+        if taken {
+            self.holder.store(me + 1, Ordering::Release);
+        }
+        taken
     }
 
     /// Waits until `ticket` is served.
@@ -169,6 +193,13 @@ impl StripeSet {
         &self.runs[..usize::from(self.len)]
     }
 
+    /// The set of one stripe.
+    pub(crate) fn of_stripe(stripe: u32) -> StripeSet {
+        let mut set = StripeSet::EMPTY;
+        set.add_run(stripe, 1);
+        set
+    }
+
     /// The stripes covering `size` bytes at `addr` (at least one byte).
     pub(crate) fn for_access(addr: u64, size: u64) -> StripeSet {
         let mut set = StripeSet::EMPTY;
@@ -236,6 +267,18 @@ impl StripeSet {
     /// The single stripe of a one-stripe set.
     pub(crate) fn single(&self) -> Option<u32> {
         (self.len == 1 && self.runs[0].1 == 1).then_some(self.runs[0].0)
+    }
+
+    /// Locks the one stripe of a single-stripe set if it is free now.
+    pub(crate) fn try_lock_single(&self, me: u32) -> bool {
+        self.single()
+            .is_some_and(|i| TABLE[i as usize].try_lock(me))
+    }
+
+    /// Whether thread `me` still holds stripe `i` (a waiter may have taken
+    /// it over while `me` slept outside the runtime: `crate::handover`).
+    pub(crate) fn still_held(i: u32, me: u32) -> bool {
+        TABLE[i as usize].holder.load(Ordering::Acquire) == me + 1
     }
 
     /// Locks every stripe, in ascending order, for thread `me`.

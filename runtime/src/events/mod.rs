@@ -123,6 +123,19 @@ pub(crate) fn release() {
     with_tracked(|t, mode| busy(t, || finish_previous(t, mode)));
 }
 
+/// A hook that is not an event (function entry and exit): record gives
+/// back the last access's stripes, or keeps them for the quantum
+/// (`crate::quantum`); replay publishes its progress.
+#[inline]
+pub(crate) fn pass_hook() {
+    with_tracked(|t, mode| {
+        busy(t, || match mode {
+            Mode::Record => t.record.pass_hook(),
+            _ => finish_previous(t, mode),
+        })
+    });
+}
+
 /// Before a real call that may block and is not itself an event (sleep,
 /// read, poll): record releases the thread's stripes; replay publishes all
 /// its events as done.
@@ -241,7 +254,7 @@ pub(crate) fn log_before_access(kind: EventKind, addr: u64, size: u64, site: u64
         }
         busy(t, || {
             let set = StripeSet::for_access(addr, size);
-            t.record.hold_next(set);
+            t.record.hold_access(set);
             t.record.append_on(set, kind, addr, size, site, 0);
         })
     });

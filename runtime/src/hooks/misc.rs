@@ -12,16 +12,17 @@ pub extern "C" fn __tsan_init() {
     crate::init::initialise(core::ptr::null(), core::ptr::null());
 }
 
-/// Function entry and exit are hooks too: releasing the stripes kept from
-/// the previous access here keeps lock hold times short.
+/// Function entry and exit are hooks too: giving back the stripes kept
+/// from the previous access here (or once their quantum is over) keeps lock
+/// hold times short.
 #[unsafe(no_mangle)]
 pub extern "C" fn __tsan_func_entry(_caller: *mut c_void) {
-    events::release();
+    events::pass_hook();
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __tsan_func_exit() {
-    events::release();
+    events::pass_hook();
 }
 
 /// `__tsan_acquire`/`__tsan_release` annotate a happens-before edge through
