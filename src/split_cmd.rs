@@ -111,4 +111,18 @@ fn print_summary(s: &SplitStats, trace: &TraceDir) {
         "  replay logs in {}",
         trace.path().join(rr_lite_splitter::SPLIT_DIR).display()
     );
+    if many_waits(s) {
+        println!(
+            "  {} waits per 1000 events: replay pays for each. If the bug is not a \
+             fine-grained race, `rr-lite record --quantum 64` records far fewer thread \
+             switches on shared data (see `rr-lite record --help`).",
+            s.waits * 1000 / s.entries.max(1)
+        );
+    }
+}
+
+/// Whether a trace's replay will be dominated by its waits: at least one
+/// per 50 events, on a trace big enough for it to show.
+fn many_waits(s: &SplitStats) -> bool {
+    s.entries >= 100_000 && s.waits * 50 >= s.entries
 }

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use common::{
     CLANG, Recorded, build, build_variant, build_variant_with, describe, output_within,
-    record_within, rr_command, status_code, tempdir, text,
+    record_with_options, record_within, rr_command, status_code, tempdir, text,
 };
 use serde_json::Value;
 
@@ -1041,5 +1041,45 @@ fn interrupted_recording_replays_to_the_same_signal() {
             "{}",
             describe(&format!("replay {mode}"), &out)
         );
+    }
+}
+
+/// `split --json`'s count of waits.
+fn split_waits(rec: &Recorded) -> u64 {
+    let out = common::rr(["split".as_ref(), "--json".as_ref(), rec.trace.as_os_str()]);
+    let stats: Value = serde_json::from_str(&text(&out.stdout))
+        .unwrap_or_else(|e| panic!("{e}: {}", describe("split --json", &out)));
+    stats["waits"].as_u64().expect("waits")
+}
+
+/// `record --quantum 64`: threads bumping one shared index take turns once
+/// per quantum, so the split keeps far fewer waits than without one, and
+/// the recording (and those of programs that synchronise) still replays
+/// exactly in every mode.
+#[test]
+fn a_recording_quantum_keeps_fewer_waits_and_replays_exactly() {
+    let exe = build("replay_shared_index");
+    let fine = record_with_options(&["--quantum", "0"], &exe, &["20000"], LIMIT);
+    let coarse = record_with_options(&["--quantum", "64"], &exe, &["20000"], LIMIT);
+    for rec in [&fine, &coarse] {
+        assert_eq!(rec.status, 0, "{}", rec.describe());
+    }
+    replay_all_modes(&coarse);
+    let (without, with) = (split_waits(&fine), split_waits(&coarse));
+    if without >= 2000 {
+        assert!(
+            with * 4 < without,
+            "{with} waits with a quantum of 64, {without} without"
+        );
+    } else {
+        eprintln!(
+            "the threads did not interleave finely on this machine ({without} waits without a \
+             quantum): the comparison of wait counts is skipped"
+        );
+    }
+    for program in ["accounts", "prodcons", "barrier_stencil", "atomics_mp"] {
+        let rec = record_with_options(&["--quantum", "64"], &build(program), &[], LIMIT);
+        assert_eq!(rec.status, 0, "{}", rec.describe());
+        replay_all_modes(&rec);
     }
 }
