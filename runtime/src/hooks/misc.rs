@@ -20,9 +20,14 @@ pub extern "C" fn __tsan_func_entry(_caller: *mut c_void) {
     events::pass_hook();
 }
 
+/// Returns 0, which the program (declaring it void) ignores: a `void main`
+/// exits with whatever `rax` holds after this, its last call, and that
+/// must not depend on the path the runtime took (record, replay, the
+/// quantum), or the exit status would differ between them.
 #[unsafe(no_mangle)]
-pub extern "C" fn __tsan_func_exit() {
+pub extern "C" fn __tsan_func_exit() -> u64 {
     events::pass_hook();
+    0
 }
 
 /// `__tsan_acquire`/`__tsan_release` annotate a happens-before edge through
