@@ -51,6 +51,15 @@ pub fn describe_ending(ending: ProgramEnding) -> String {
     }
 }
 
+/// The variable `addr` is in, from the symbol table: `counter` or
+/// `counter+8`.
+pub fn variable_at(symbols: &mut Symbolizer, addr: u64) -> Option<String> {
+    symbols.variable(addr).map(|(name, offset)| match offset {
+        0 => name,
+        n => format!("{name}+{n}"),
+    })
+}
+
 /// An address for people: pseudo-addresses by name, others in hex.
 pub fn describe_addr(addr: u64) -> String {
     pseudo::describe(addr).unwrap_or_else(|| format!("{addr:#x}"))

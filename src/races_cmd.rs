@@ -98,11 +98,8 @@ pub(crate) fn describe(r: &Race, report: &RaceReport, symbols: &mut Symbolizer) 
 
 /// `counter` or `counter+8`; a heap block by its size and allocation site.
 fn location(addr: u64, blocks: &[HeapBlock], symbols: &mut Symbolizer) -> Option<String> {
-    if let Some((name, offset)) = symbols.variable(addr) {
-        return Some(match offset {
-            0 => format!("variable {name}"),
-            n => format!("variable {name}+{n}"),
-        });
+    if let Some(name) = crate::output::variable_at(symbols, addr) {
+        return Some(format!("variable {name}"));
     }
     let block = blocks
         .iter()

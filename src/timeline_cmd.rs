@@ -17,7 +17,7 @@ use rr_lite_symbols::Symbolizer;
 use rr_lite_trace::{EventKind, TraceDir, pseudo};
 use serde_json::{Value, json};
 
-use crate::output::{open_trace, symbolizer};
+use crate::output::{open_trace, symbolizer, variable_at};
 use crate::progress::SplitProgressBar;
 use crate::split_cmd::AnalysisArgs;
 
@@ -147,13 +147,7 @@ impl Names {
         if let Some(&id) = self.place_ids.get(&addr) {
             return id;
         }
-        let name = match pseudo::describe(addr) {
-            Some(name) => Some(name),
-            None => symbols.variable(addr).map(|(name, offset)| match offset {
-                0 => name,
-                n => format!("{name}+{n}"),
-            }),
-        };
+        let name = pseudo::describe(addr).or_else(|| variable_at(symbols, addr));
         let id = match name {
             Some(name) => {
                 self.places.push(name);

@@ -108,11 +108,14 @@ impl RecordThread {
             self.release_nested_held();
             return;
         }
-        let held = self.held.replace(StripeSet::EMPTY);
+        let held = self.held.get();
         if !held.is_empty() {
             self.release_set(held);
+            self.held.set(StripeSet::EMPTY);
         }
-        self.release_kept();
+        if !self.kept.is_empty() {
+            self.release_kept();
+        }
     }
 
     /// Unlocks `set`, carrying the thread's clock.
