@@ -925,16 +925,6 @@ fn changed_arguments_diverge() {
     }
 }
 
-/// Plan layout (trace/src/plan.rs): header, points, then the waits
-/// (thread u32, padding u32, index u64).
-const PLAN_HEADER_LEN: usize = 64;
-const POINT_LEN: usize = 40;
-const WAIT_LEN: usize = 16;
-
-fn le_u64(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
-}
-
 #[test]
 fn corrupted_plan_is_reported_by_the_watchdog() {
     let exe = build("replay_lock_order");
@@ -952,21 +942,23 @@ fn corrupted_plan_is_reported_by_the_watchdog() {
     let mut edited = None;
     for t in 1..=4u32 {
         let path = plans.join(format!("thread-{t:04}.plan"));
-        let mut bytes = std::fs::read(&path).expect("read plan");
-        let points = le_u64(&bytes, 16) as usize;
-        let waits = le_u64(&bytes, 24) as usize;
-        let base = PLAN_HEADER_LEN + points * POINT_LEN;
-        let on_main = (0..waits)
-            .map(|n| base + n * WAIT_LEN)
-            .find(|&at| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) == 0);
-        if let Some(at) = on_main {
-            let len = bytes.len();
-            bytes[at + 8..at + 16].copy_from_slice(&FAR.to_le_bytes());
-            assert_eq!(bytes.len(), len);
-            // Sealed again, so that it passes replay's checks: a plan that
-            // looks whole but asks for the impossible.
-            let checksum = rr_lite_trace::codec::checksum::fnv1a(&bytes[PLAN_HEADER_LEN..]);
-            bytes[56..64].copy_from_slice(&checksum.to_le_bytes());
+        let bytes = std::fs::read(&path).expect("read plan");
+        let (header, mut points) = rr_lite_trace::plan::decode_plan(&bytes).expect("plan decodes");
+        let on_main = points
+            .iter_mut()
+            .flat_map(|p| p.waits.iter_mut())
+            .find(|(thread, _)| *thread == 0);
+        if let Some(wait) = on_main {
+            wait.1 = FAR;
+            // Encoded and sealed again, so that it passes replay's checks:
+            // a plan that looks whole but asks for the impossible.
+            let bytes = rr_lite_trace::plan::encode_plan(
+                header.thread,
+                header.mode,
+                header.accesses,
+                header.access_hash,
+                &points,
+            );
             std::fs::write(&path, &bytes).expect("write plan");
             edited = Some(t);
             break;

@@ -350,7 +350,7 @@ pub(crate) fn log_after_call_or_recorded<R>(
 }
 
 /// The recorded result a plan point carries, if it carries one.
-fn recorded_payload(point: Option<&rr_lite_trace::plan::PointRecord>) -> Option<u64> {
+fn recorded_payload(point: Option<rr_lite_trace::plan::Point>) -> Option<u64> {
     point
         .filter(|p| p.flags & flags::PAYLOAD != 0)
         .map(|p| p.payload)

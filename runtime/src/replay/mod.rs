@@ -21,7 +21,7 @@ use core::cell::Cell;
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use crossbeam_utils::Backoff;
-use rr_lite_trace::plan::{PointRecord, flags};
+use rr_lite_trace::plan::{PlanCursor, Point, flags};
 use rr_lite_trace::state::{Divergence, ThreadStatus};
 use rr_lite_trace::{EventKind, fold_access_hash};
 
@@ -49,8 +49,10 @@ pub(crate) struct ReplayThread {
     /// Events counted so far (the next event's per-thread index).
     index: Cell<u64>,
     plan: Cell<Plan>,
-    /// The next point of the plan.
-    cursor: Cell<u64>,
+    /// The plan's next point (decoded one ahead), and where the one after
+    /// it starts.
+    next: Cell<Option<Point<'static>>>,
+    cursor: Cell<PlanCursor<'static>>,
     /// The index of that point or the recorded end, whichever comes first:
     /// the one compare of the fast path.
     next_point: Cell<u64>,
@@ -75,7 +77,8 @@ impl ReplayThread {
             id: Cell::new(u32::MAX),
             index: Cell::new(0),
             plan: Cell::new(Plan::NONE),
-            cursor: Cell::new(0),
+            next: Cell::new(None),
+            cursor: Cell::new(PlanCursor::EMPTY),
             next_point: Cell::new(u64::MAX),
             waited: Cell::new(false),
             pending_done: Cell::new(false),
@@ -111,13 +114,31 @@ pub(crate) fn open_session(session_dir: &[u8]) -> bool {
     shared::map_state(session_dir) && plan::set_plan_dir(crate::mode::TRACE_DIR.get(), session_dir)
 }
 
-/// Where counting must stop next: the index of point `cursor`, the
+/// Where counting must stop next: the index of the next point, the
 /// thread's recorded end or its debugger stop, whichever comes first.
-fn next_stop(r: &ReplayThread, cursor: u64) -> u64 {
-    let plan = r.plan.get();
-    plan.index_of(cursor)
-        .min(plan.accesses)
+fn next_stop(r: &ReplayThread) -> u64 {
+    r.next
+        .get()
+        .map_or(u64::MAX, |p| p.index)
+        .min(r.plan.get().accesses)
         .min(r.debug_stop.get())
+}
+
+/// Moves on to the plan's next point.
+fn advance(r: &ReplayThread) {
+    let mut cursor = r.cursor.get();
+    r.next.set(cursor.next_point());
+    r.cursor.set(cursor);
+}
+
+/// The plan's points from the next one on (a copy of the cursor: looking
+/// ahead moves nothing).
+fn points_ahead(r: &ReplayThread) -> impl Iterator<Item = Point<'static>> {
+    let mut cursor = r.cursor.get();
+    r.next
+        .get()
+        .into_iter()
+        .chain(core::iter::from_fn(move || cursor.next_point()))
 }
 
 /// Gives the thread its id and plan, and marks it started.
@@ -125,9 +146,10 @@ pub(crate) fn start_thread(r: &ReplayThread, id: u32, plan: Plan) {
     r.id.set(id);
     r.plan.set(plan);
     r.index.set(0);
-    r.cursor.set(0);
+    r.cursor.set(plan.cursor());
+    advance(r);
     r.debug_stop.set(debug_stop::stop_index_of(id));
-    r.next_point.set(next_stop(r, 0));
+    r.next_point.set(next_stop(r));
     r.hash.set(rr_lite_trace::ACCESS_HASH_SEED);
     let me = r.progress();
     me.kernel_tid
@@ -296,7 +318,7 @@ fn wait_until(r: &ReplayThread, ready: impl Fn() -> bool, parking: Parking<'_>) 
     }
 }
 
-fn wait_for_point(r: &ReplayThread, p: &PointRecord) {
+fn wait_for_point(r: &ReplayThread, p: &Point) {
     if p.flags & flags::SEQUENCED != 0 {
         let me = r.progress();
         let turn = &shared::header().turn;
@@ -316,8 +338,8 @@ fn wait_for_point(r: &ReplayThread, p: &PointRecord) {
 }
 
 /// Waits for the events of other threads that point `p` waits for.
-fn wait_for_other_threads(r: &ReplayThread, p: &PointRecord) {
-    for (thread, index) in r.plan.get().waits_of(p) {
+fn wait_for_other_threads(r: &ReplayThread, p: &Point) {
+    for (thread, index) in p.waits() {
         // A wait on a thread the recording does not have cannot be met:
         // the plan checks should have refused it; skip rather than hang.
         let Some(other) = shared::slot(thread) else {
@@ -335,12 +357,10 @@ fn wait_for_other_threads(r: &ReplayThread, p: &PointRecord) {
 
 /// The thread's next point of `kind` carrying a recorded result, within
 /// the next few points (no waiting).
-pub(crate) fn find_ahead(r: &ReplayThread, kind: EventKind) -> Option<&'static PointRecord> {
-    const LOOK_AHEAD: u64 = 64;
-    let plan = r.plan.get();
-    let cursor = r.cursor.get();
-    (cursor..cursor + LOOK_AHEAD)
-        .map_while(|n| plan.point(n))
+pub(crate) fn find_ahead(r: &ReplayThread, kind: EventKind) -> Option<Point<'static>> {
+    const LOOK_AHEAD: usize = 64;
+    points_ahead(r)
+        .take(LOOK_AHEAD)
         .find(|p| p.kind == kind as u8 && p.flags & flags::PAYLOAD != 0)
 }
 
@@ -360,17 +380,13 @@ pub(crate) fn wait_through(r: &ReplayThread, kind: EventKind) {
     if !rr_lite_trace::plan::always_a_point(kind) {
         return;
     }
-    let plan = r.plan.get();
-    let cursor = r.cursor.get();
     let near = r.index.get() + NEAR;
-    let points = (cursor..)
-        .map_while(|n| plan.point(n))
-        .take_while(|p| p.index <= near);
-    let Some(last) = points.clone().position(|p| p.kind == kind as u8) else {
+    let points = || points_ahead(r).take_while(|p| p.index <= near);
+    let Some(last) = points().position(|p| p.kind == kind as u8) else {
         return;
     };
-    for p in points.take(last + 1) {
-        wait_for_other_threads(r, p);
+    for p in points().take(last + 1) {
+        wait_for_other_threads(r, &p);
     }
 }
 
@@ -387,14 +403,14 @@ pub(crate) fn crash_is_next(r: &ReplayThread) -> bool {
 /// If the thread's next event is a point, waits for what it waits on (once).
 /// Blocking calls do this before the real call, so that a lock is taken in
 /// the recorded order. Returns the point.
-pub(crate) fn wait_next(r: &ReplayThread) -> Option<&'static PointRecord> {
+pub(crate) fn wait_next(r: &ReplayThread) -> Option<Point<'static>> {
     if r.index.get() != r.next_point.get() {
         return None;
     }
     // At the recorded end rather than a point: nothing to wait for.
     let p = point_at(r, r.index.get())?;
     if !r.waited.replace(true) {
-        wait_for_point(r, p);
+        wait_for_point(r, &p);
         if p.index == r.debug_stop.get() {
             stop_for_debugger(r, p.index);
         }
@@ -403,11 +419,8 @@ pub(crate) fn wait_next(r: &ReplayThread) -> Option<&'static PointRecord> {
 }
 
 /// The plan's next point, if it is the event at `index`.
-fn point_at(r: &ReplayThread, index: u64) -> Option<&'static PointRecord> {
-    r.plan
-        .get()
-        .point(r.cursor.get())
-        .filter(|p| p.index == index)
+fn point_at(r: &ReplayThread, index: u64) -> Option<Point<'static>> {
+    r.next.get().filter(|p| p.index == index)
 }
 
 /// `replay --debug --at`: the thread is about to perform its event `index`,
@@ -426,7 +439,7 @@ pub(crate) fn count(
     kind: EventKind,
     addr: u64,
     site: u64,
-) -> Option<&'static PointRecord> {
+) -> Option<Point<'static>> {
     // A pending `done` is covered by the later, larger publication
     // (publishing it now would tell waiters an event completed that is
     // still running); a held turn passes only where the run ends.
@@ -449,12 +462,12 @@ fn count_at_point(
     addr: u64,
     site: u64,
     index: u64,
-) -> Option<&'static PointRecord> {
+) -> Option<Point<'static>> {
     if index == r.debug_stop.get() && point_at(r, index).is_none() {
         // The debugger's stop, not a point: nothing to wait for first (at a
         // point, `wait_next` stops once the waits are done).
         stop_for_debugger(r, index);
-        r.next_point.set(next_stop(r, r.cursor.get()));
+        r.next_point.set(next_stop(r));
         if index != r.next_point.get() {
             r.index.set(index + 1);
             return None;
@@ -462,9 +475,8 @@ fn count_at_point(
     }
     stop_at_recorded_end(r);
     if r.index.get() == r.next_point.get()
-        && r.plan
+        && r.next
             .get()
-            .point(r.cursor.get())
             .is_some_and(|p| p.flags & flags::SEQUENCED != 0)
     {
         // This event starts the thread's next run: the previous one ended
@@ -486,9 +498,8 @@ fn count_at_point(
     }
     r.index.set(index + 1);
     r.progress().index.store(index + 1, Ordering::Relaxed);
-    let cursor = r.cursor.get() + 1;
-    r.cursor.set(cursor);
-    r.next_point.set(next_stop(r, cursor));
+    advance(r);
+    r.next_point.set(next_stop(r));
     if p.flags & flags::SEQUENCED != 0 {
         let header = shared::header();
         header.turn_holder.store(r.id.get() + 1, Ordering::SeqCst);

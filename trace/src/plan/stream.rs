@@ -1,0 +1,456 @@
+//! A plan's bytes (docs/FORMAT.md, "Replay plans"): the 64-byte header, then
+//! one variable-length record per point, in increasing index order:
+//!
+//! | field | encoding |
+//! |---|---|
+//! | index | varint `index - expected` (expected: 0, then the previous index + 1) |
+//! | kind | u8, the recorded kind code (0 if none) |
+//! | flags, wait count | u8: bits 0-3 the flags, bits 4-7 the number of waits, 15 meaning 15 plus the varint that follows |
+//! | address | CHECK only: varint `zigzag(addr - previous CHECK point's addr)` (0 before the first) |
+//! | payload | PAYLOAD only: the same delta from the previous PAYLOAD point's |
+//! | turn | SEQUENCED only: the same delta from the previous SEQUENCED point's |
+//! | waits | each: varint thread, varint `zigzag(waited index - this point's index)` |
+//!
+//! A waited-for index is stored against the point's own index because the
+//! threads move through the global order at similar rates: the event waited
+//! for is usually near it in number, and the delta takes a byte or two.
+//!
+//! [`PlanWriter`] streams points out in constant memory. [`PlanCursor`] reads
+//! them forward without allocating (the runtime, from the mapped file); it
+//! stops at damaged bytes, which [`verify_plan`] (run by the replayer before
+//! the program starts) has already refused.
+
+use super::{PLAN_HEADER_LEN, PLAN_MAGIC, PLAN_VERSION, PlanMode, PlanPoint, flags};
+use crate::codec::checksum::{FNV1A_START, fnv1a, fnv1a_more};
+use crate::codec::varint::{self, unzigzag, zigzag};
+
+/// Wait counts from this one on continue in a varint.
+const MANY_WAITS: u64 = 15;
+/// Fewest bytes a point takes (index, kind, flags).
+const MIN_POINT_LEN: u64 = 3;
+/// Fewest bytes a wait takes (thread, index).
+const MIN_WAIT_LEN: u64 = 2;
+
+/// The fixed header of a plan file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanHeader {
+    pub thread: u32,
+    pub mode: PlanMode,
+    pub points: u64,
+    pub waits: u64,
+    /// Events of the thread in the recording, and their access hash.
+    pub accesses: u64,
+    pub access_hash: u64,
+}
+
+/// What each point's deltas are taken from: the writer and the cursor keep
+/// it in step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Previous {
+    expected: u64,
+    addr: u64,
+    payload: u64,
+    seq: u64,
+}
+
+fn put(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(varint::encode(v).as_bytes());
+}
+
+/// Writes a plan file point by point in constant memory: a zeroed header,
+/// the points, then the header for real once the counts are known.
+#[derive(Debug)]
+pub struct PlanWriter<W: std::io::Write + std::io::Seek> {
+    out: W,
+    thread: u32,
+    mode: PlanMode,
+    points: u64,
+    waits: u64,
+    previous: Previous,
+    /// FNV-1a of everything after the header, as written.
+    checksum: u64,
+    /// One point's bytes (reused).
+    record: Vec<u8>,
+}
+
+impl<W: std::io::Write + std::io::Seek> PlanWriter<W> {
+    pub fn new(mut out: W, thread: u32, mode: PlanMode) -> std::io::Result<Self> {
+        out.write_all(&[0u8; PLAN_HEADER_LEN])?;
+        Ok(PlanWriter {
+            out,
+            thread,
+            mode,
+            points: 0,
+            waits: 0,
+            previous: Previous::default(),
+            checksum: FNV1A_START,
+            record: Vec::with_capacity(64),
+        })
+    }
+
+    pub fn push(&mut self, p: &PlanPoint) -> std::io::Result<()> {
+        debug_assert!(
+            self.points == 0 || p.index >= self.previous.expected,
+            "points sorted by index"
+        );
+        debug_assert_eq!(p.flags & !flags::ALL, 0, "unknown flags");
+        let prev = &mut self.previous;
+        let out = &mut self.record;
+        out.clear();
+        put(out, p.index.wrapping_sub(prev.expected));
+        prev.expected = p.index.wrapping_add(1);
+        out.push(p.kind);
+        let waits = p.waits.len() as u64;
+        out.push((p.flags & flags::ALL) | (waits.min(MANY_WAITS) as u8) << 4);
+        if waits >= MANY_WAITS {
+            put(out, waits - MANY_WAITS);
+        }
+        let mut delta = |flag: u8, value: u64, previous: &mut u64| {
+            if p.flags & flag != 0 {
+                put(out, zigzag(value.wrapping_sub(*previous)));
+                *previous = value;
+            }
+        };
+        delta(flags::CHECK, p.addr, &mut prev.addr);
+        delta(flags::PAYLOAD, p.payload, &mut prev.payload);
+        delta(flags::SEQUENCED, p.seq, &mut prev.seq);
+        for &(thread, index) in &p.waits {
+            put(out, u64::from(thread));
+            put(out, zigzag(index.wrapping_sub(p.index)));
+        }
+        self.points += 1;
+        self.waits += waits;
+        self.checksum = fnv1a_more(self.checksum, &self.record);
+        self.out.write_all(&self.record)
+    }
+
+    /// Writes the header; returns the output.
+    pub fn finish(mut self, accesses: u64, access_hash: u64) -> std::io::Result<W> {
+        let mut h = [0u8; PLAN_HEADER_LEN];
+        h[0..8].copy_from_slice(&PLAN_MAGIC);
+        h[8..10].copy_from_slice(&PLAN_VERSION.to_le_bytes());
+        h[10..12].copy_from_slice(&(PLAN_HEADER_LEN as u16).to_le_bytes());
+        h[12..16].copy_from_slice(&self.thread.to_le_bytes());
+        h[16..24].copy_from_slice(&self.points.to_le_bytes());
+        h[24..32].copy_from_slice(&self.waits.to_le_bytes());
+        h[32..40].copy_from_slice(&accesses.to_le_bytes());
+        h[40..48].copy_from_slice(&access_hash.to_le_bytes());
+        h[48] = self.mode as u8;
+        h[56..64].copy_from_slice(&self.checksum.to_le_bytes());
+        self.out.seek(std::io::SeekFrom::Start(0))?;
+        self.out.write_all(&h)?;
+        self.out.seek(std::io::SeekFrom::End(0))?;
+        Ok(self.out)
+    }
+}
+
+/// Encodes a whole plan in memory.
+pub fn encode_plan(
+    thread: u32,
+    mode: PlanMode,
+    accesses: u64,
+    access_hash: u64,
+    points: &[PlanPoint],
+) -> Vec<u8> {
+    let mut w = PlanWriter::new(std::io::Cursor::new(Vec::new()), thread, mode)
+        .expect("writing to memory cannot fail");
+    for p in points {
+        w.push(p).expect("writing to memory cannot fail");
+    }
+    w.finish(accesses, access_hash)
+        .expect("writing to memory cannot fail")
+        .into_inner()
+}
+
+/// One decoded point. Fields a point's flags do not store read as 0
+/// (`seq`: `u64::MAX`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Point<'a> {
+    pub index: u64,
+    pub seq: u64,
+    pub addr: u64,
+    pub payload: u64,
+    pub kind: u8,
+    pub flags: u8,
+    /// Number of waits.
+    pub wait_count: u32,
+    /// The encoded waits.
+    wait_bytes: &'a [u8],
+}
+
+impl<'a> Point<'a> {
+    /// The point's waits, as (thread, index): wait until that thread has
+    /// completed that event.
+    pub fn waits(&self) -> Waits<'a> {
+        Waits {
+            bytes: self.wait_bytes,
+            at: 0,
+            left: self.wait_count,
+            index: self.index,
+        }
+    }
+}
+
+/// Iterates over a point's waits.
+#[derive(Debug, Clone)]
+pub struct Waits<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    left: u32,
+    index: u64,
+}
+
+impl Iterator for Waits<'_> {
+    type Item = (u32, u64);
+
+    fn next(&mut self) -> Option<(u32, u64)> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let mut r = Reader {
+            bytes: self.bytes,
+            at: self.at,
+        };
+        let thread = u32::try_from(r.varint().ok()?).ok()?;
+        let index = self.index.wrapping_add(unzigzag(r.varint().ok()?));
+        self.at = r.at;
+        Some((thread, index))
+    }
+}
+
+/// Reads varints and bytes forward through a slice, never past its end.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn varint(&mut self) -> Result<u64, &'static str> {
+        let rest = self.bytes.get(self.at..).unwrap_or(&[]);
+        match varint::decode(rest) {
+            Ok((v, len)) => {
+                self.at += len;
+                Ok(v)
+            }
+            Err(varint::VarintError::Truncated) => Err("truncated point"),
+            Err(varint::VarintError::Overflow) => Err("varint overflows 64 bits"),
+        }
+    }
+
+    fn byte(&mut self) -> Result<u8, &'static str> {
+        let b = *self.bytes.get(self.at).ok_or("truncated point")?;
+        self.at += 1;
+        Ok(b)
+    }
+}
+
+/// Reads a plan's points forward, one at a time, without allocating.
+#[derive(Debug, Clone, Copy)]
+pub struct PlanCursor<'a> {
+    body: &'a [u8],
+    at: usize,
+    left: u64,
+    previous: Previous,
+}
+
+impl PlanCursor<'static> {
+    /// A cursor with no points.
+    pub const EMPTY: PlanCursor<'static> = PlanCursor {
+        body: &[],
+        at: 0,
+        left: 0,
+        previous: Previous {
+            expected: 0,
+            addr: 0,
+            payload: 0,
+            seq: 0,
+        },
+    };
+}
+
+impl<'a> PlanCursor<'a> {
+    /// A cursor before the first point of a plan file's `bytes`, whose
+    /// header says it has `points` points.
+    pub fn new(bytes: &'a [u8], points: u64) -> PlanCursor<'a> {
+        PlanCursor {
+            body: bytes.get(PLAN_HEADER_LEN..).unwrap_or(&[]),
+            at: 0,
+            left: points,
+            previous: Previous::default(),
+        }
+    }
+
+    /// The next point, or `None` after the last one (or at damaged bytes,
+    /// after which it gives no more).
+    pub fn next_point(&mut self) -> Option<Point<'a>> {
+        self.try_next().unwrap_or_else(|_| {
+            self.left = 0;
+            None
+        })
+    }
+
+    /// Bytes of the body not yet read.
+    fn remaining(&self) -> usize {
+        self.body.len() - self.at
+    }
+
+    fn try_next(&mut self) -> Result<Option<Point<'a>>, &'static str> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        let mut r = Reader {
+            bytes: self.body,
+            at: self.at,
+        };
+        let mut next = self.previous;
+        let index = next
+            .expected
+            .checked_add(r.varint()?)
+            .ok_or("index overflows")?;
+        next.expected = index.checked_add(1).ok_or("index overflows")?;
+        let kind = r.byte()?;
+        let packed = r.byte()?;
+        let point_flags = packed & flags::ALL;
+        let mut waits = u64::from(packed >> 4);
+        if waits == MANY_WAITS {
+            waits = r.varint()?.checked_add(MANY_WAITS).ok_or("wait count")?;
+        }
+        let wait_count = u32::try_from(waits).map_err(|_| "wait count")?;
+        let mut delta = |flag: u8, previous: &mut u64, absent: u64| {
+            if point_flags & flag == 0 {
+                return Ok(absent);
+            }
+            *previous = previous.wrapping_add(unzigzag(r.varint()?));
+            Ok::<u64, &'static str>(*previous)
+        };
+        let addr = delta(flags::CHECK, &mut next.addr, 0)?;
+        let payload = delta(flags::PAYLOAD, &mut next.payload, 0)?;
+        let seq = delta(flags::SEQUENCED, &mut next.seq, u64::MAX)?;
+        let waits_at = r.at;
+        for _ in 0..wait_count {
+            r.varint()?;
+            r.varint()?;
+        }
+        let point = Point {
+            index,
+            seq,
+            addr,
+            payload,
+            kind,
+            flags: point_flags,
+            wait_count,
+            wait_bytes: &self.body[waits_at..r.at],
+        };
+        self.at = r.at;
+        self.left -= 1;
+        self.previous = next;
+        Ok(Some(point))
+    }
+}
+
+/// Checks a plan's header; returns it. What the runtime checks before it
+/// maps a plan (the replayer has run [`verify_plan`] on it).
+pub fn check_plan(bytes: &[u8]) -> Result<PlanHeader, &'static str> {
+    if bytes.len() < PLAN_HEADER_LEN || bytes[..8] != PLAN_MAGIC {
+        return Err("not a replay plan");
+    }
+    let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
+    let u32_at =
+        |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+    let u64_at = |i: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&bytes[i..i + 8]);
+        u64::from_le_bytes(b)
+    };
+    if u16_at(8) != PLAN_VERSION || usize::from(u16_at(10)) != PLAN_HEADER_LEN {
+        return Err("replay plan of another version");
+    }
+    let mode = match bytes[48] {
+        1 => PlanMode::Parallel,
+        2 => PlanMode::Sequential,
+        _ => return Err("unknown plan mode"),
+    };
+    if bytes[49..56].iter().any(|&b| b != 0) {
+        return Err("replay plan header: reserved bytes not zero");
+    }
+    let header = PlanHeader {
+        thread: u32_at(12),
+        points: u64_at(16),
+        waits: u64_at(24),
+        accesses: u64_at(32),
+        access_hash: u64_at(40),
+        mode,
+    };
+    let body = (bytes.len() - PLAN_HEADER_LEN) as u64;
+    if header.points > body / MIN_POINT_LEN || header.waits > body / MIN_WAIT_LEN {
+        return Err("replay plan too short for the points its header counts");
+    }
+    Ok(header)
+}
+
+/// [`check_plan`] plus what the replayer checks before the program starts:
+/// the checksum, that the plan is thread `thread`'s with `accesses` events
+/// (the trace header's count), and that every point decodes, in order and
+/// below `accesses`, with as many points and waits as the header says and
+/// nothing after them.
+pub fn verify_plan(bytes: &[u8], thread: u32, accesses: u64) -> Result<PlanHeader, String> {
+    let header = check_plan(bytes)?;
+    let stored = u64::from_le_bytes(bytes[56..64].try_into().expect("8 bytes"));
+    if stored != fnv1a(&bytes[PLAN_HEADER_LEN..]) {
+        return Err("checksum does not match the contents".into());
+    }
+    if header.thread != thread {
+        return Err(format!(
+            "plan of thread {} in thread {thread}'s file",
+            header.thread
+        ));
+    }
+    if header.accesses != accesses {
+        return Err(format!(
+            "{} events, the trace has {accesses} for this thread",
+            header.accesses
+        ));
+    }
+    let mut cursor = PlanCursor::new(bytes, header.points);
+    let mut waits = 0u64;
+    while cursor.left > 0 {
+        let p = cursor.try_next()?.ok_or("missing point")?;
+        if p.index >= accesses {
+            return Err(format!("point at event {} of {accesses}", p.index));
+        }
+        if p.waits().count() != p.wait_count as usize {
+            return Err(format!("damaged waits at event {}", p.index));
+        }
+        waits += u64::from(p.wait_count);
+    }
+    if waits != header.waits {
+        return Err(format!("{waits} waits, the header says {}", header.waits));
+    }
+    if cursor.remaining() != 0 {
+        return Err(format!("{} bytes after the last point", cursor.remaining()));
+    }
+    Ok(header)
+}
+
+/// Decodes a whole plan (tests and tools; the runtime uses [`PlanCursor`]).
+pub fn decode_plan(bytes: &[u8]) -> Result<(PlanHeader, Vec<PlanPoint>), String> {
+    let header = check_plan(bytes)?;
+    let mut cursor = PlanCursor::new(bytes, header.points);
+    let mut points = Vec::new();
+    while let Some(p) = cursor.try_next()? {
+        points.push(PlanPoint {
+            index: p.index,
+            seq: p.seq,
+            addr: p.addr,
+            payload: p.payload,
+            kind: p.kind,
+            flags: p.flags,
+            waits: p.waits().collect(),
+        });
+    }
+    Ok((header, points))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,143 @@
+use super::*;
+use crate::event::EventKind;
+use proptest::prelude::*;
+
+fn point(index: u64, flags: u8, waits: Vec<(u32, u64)>) -> PlanPoint {
+    PlanPoint {
+        index,
+        seq: u64::MAX,
+        addr: 0,
+        payload: 0,
+        kind: EventKind::Write as u8,
+        flags,
+        waits,
+    }
+}
+
+/// What a decoded point has of a written one: fields its flags do not
+/// store read as 0 (`seq`: `u64::MAX`).
+fn as_stored(p: &PlanPoint) -> PlanPoint {
+    let keep = |flag: u8, v: u64, absent: u64| if p.flags & flag != 0 { v } else { absent };
+    PlanPoint {
+        addr: keep(flags::CHECK, p.addr, 0),
+        payload: keep(flags::PAYLOAD, p.payload, 0),
+        seq: keep(flags::SEQUENCED, p.seq, u64::MAX),
+        ..p.clone()
+    }
+}
+
+#[test]
+fn a_plan_verifies_and_any_flipped_byte_is_caught() {
+    let mut p = point(3, flags::CHECK | flags::PAYLOAD, vec![(1, 5)]);
+    p.addr = 0x10;
+    p.payload = 7;
+    let plan = encode_plan(2, PlanMode::Parallel, 9, 0xabc, &[p]);
+    assert!(verify_plan(&plan, 2, 9).is_ok());
+    assert!(verify_plan(&plan, 1, 9).is_err());
+    assert!(verify_plan(&plan, 2, 8).is_err());
+    for i in 0..plan.len() {
+        if (12..16).contains(&i) || (32..48).contains(&i) {
+            continue; // thread, count and hash: compared with the caller's
+        }
+        let mut bad = plan.clone();
+        bad[i] ^= 0x40;
+        assert!(verify_plan(&bad, 2, 9).is_err(), "byte {i} flipped");
+    }
+}
+
+#[test]
+fn plan_round_trips_with_many_waits_and_every_flag() {
+    let many: Vec<(u32, u64)> = (0..40).map(|t| (t, 1000 - u64::from(t))).collect();
+    let mut first = point(3, flags::NOTIFY | flags::CHECK, vec![]);
+    first.addr = 0x7fff_0000_1000;
+    let mut second = point(9, flags::ALL, many);
+    second.kind = 0;
+    second.seq = 77;
+    second.payload = u64::MAX;
+    second.addr = 8;
+    let points = vec![first, second, point(10, 0, vec![(1, 4), (2, 0)])];
+    let bytes = encode_plan(2, PlanMode::Sequential, 11, 77, &points);
+    let (h, back) = decode_plan(&bytes).unwrap();
+    assert_eq!(
+        (h.thread, h.points, h.waits, h.accesses, h.access_hash),
+        (2, 3, 42, 11, 77)
+    );
+    assert_eq!(back, points.iter().map(as_stored).collect::<Vec<_>>());
+    assert!(verify_plan(&bytes, 2, 11).is_ok());
+    assert!(verify_plan(&bytes, 2, 10).is_err(), "a point at the end");
+    assert!(check_plan(b"nonsense").is_err());
+}
+
+#[test]
+fn a_cursor_stops_at_damaged_bytes() {
+    let points: Vec<PlanPoint> = (0..4).map(|i| point(i * 2, 0, vec![(0, i)])).collect();
+    let bytes = encode_plan(1, PlanMode::Parallel, 8, 0, &points);
+    let cut = &bytes[..bytes.len() - 1];
+    let mut cursor = PlanCursor::new(cut, 4);
+    let read: Vec<u64> = std::iter::from_fn(|| cursor.next_point().map(|p| p.index)).collect();
+    assert_eq!(read, [0, 2, 4]);
+    assert!(cursor.next_point().is_none());
+    assert!(verify_plan(cut, 1, 8).is_err());
+}
+
+fn arb_point() -> impl Strategy<Value = (u64, PlanPoint)> {
+    (
+        0u64..1000,
+        any::<u8>(),
+        0u8..16,
+        any::<u64>(),
+        any::<u64>(),
+        any::<u64>(),
+        prop::collection::vec((0u32..64, any::<u64>()), 0..20),
+    )
+        .prop_map(|(gap, kind, f, addr, payload, seq, waits)| {
+            let p = PlanPoint {
+                index: 0,
+                seq,
+                addr,
+                payload,
+                kind,
+                flags: f,
+                waits,
+            };
+            (gap, p)
+        })
+}
+
+proptest! {
+    #[test]
+    fn any_plan_round_trips(raw in prop::collection::vec(arb_point(), 0..50)) {
+        let mut next = 0u64;
+        let points: Vec<PlanPoint> = raw
+            .into_iter()
+            .map(|(gap, mut p)| {
+                p.index = next + gap;
+                next = p.index + 1;
+                p
+            })
+            .collect();
+        let bytes = encode_plan(5, PlanMode::Parallel, next, 1, &points);
+        prop_assert!(verify_plan(&bytes, 5, next).is_ok());
+        let (_, back) = decode_plan(&bytes).unwrap();
+        prop_assert_eq!(back, points.iter().map(as_stored).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn any_bytes_decode_without_panic(body in prop::collection::vec(any::<u8>(), 0..300),
+                                      points in 0u64..200) {
+        let mut bytes = encode_plan(0, PlanMode::Parallel, 1 << 20, 0, &[]);
+        bytes[16..24].copy_from_slice(&points.to_le_bytes());
+        bytes.extend_from_slice(&body);
+        let sum = fnv1a(&bytes[PLAN_HEADER_LEN..]);
+        bytes[56..64].copy_from_slice(&sum.to_le_bytes());
+        let _ = verify_plan(&bytes, 0, 1 << 20);
+        let _ = decode_plan(&bytes);
+        let mut cursor = PlanCursor::new(&bytes, points);
+        let mut n = 0;
+        while let Some(p) = cursor.next_point() {
+            n += 1;
+            prop_assert!(n <= points);
+            let _ = p.waits().count();
+        }
+    }
+}
