@@ -152,6 +152,15 @@ fn cases() -> Vec<Case> {
             &replay,
         );
     }
+    for threads in [2u64, 4, 8] {
+        add_case(
+            &mut cases,
+            "shared_index",
+            &[100_000 / threads, threads],
+            "index_threads",
+            &replay,
+        );
+    }
     for per_mille in [0u64, 10, 100, 500, 1000] {
         add_case(
             &mut cases,

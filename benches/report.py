@@ -142,19 +142,22 @@ def scaling_table(r, series, title, key_name, key):
         return
     print(f"## {title}\n")
     print(
-        f"| {key_name} | args | events | sync points | instrumented ms | parallel ms | sequential ms "
-        "| parallel / instrumented | sequential / parallel | parallel ctx switches | parallel CPU |"
+        f"| {key_name} | args | events | sync points | waits | instrumented ms | parallel ms "
+        "| sequential ms | parallel / instrumented | sequential / parallel "
+        "| ns per kept wait (parallel - instrumented) | parallel ctx switches | parallel CPU |"
     )
-    print("|" + "---|" * 11)
+    print("|" + "---|" * 13)
     for c in cases:
         ti, tp, ts = (r.time(c, m) for m in ("instrumented", "parallel", "sequential"))
         pc = c["counters"].get("parallel")
         sw = f"{pc['context_switches']:.0f}" if pc else "n/a"
         cpu = f"{pc['task_clock_s'] / pc['wall_s']:.2f}" if pc and pc["wall_s"] else "n/a"
+        waits = c["split"].get("waits", 0)
+        per_wait = f"{(tp - ti) / waits:.0f}" if waits and tp is not None and ti is not None else "n/a"
         print(
             f"| {key(c)} | {' '.join(map(str, c['args']))} | {events(c)} | {sync_points(c)} "
-            f"| {fmt_ms(ti)} | {fmt_ms(tp)} | {fmt_ms(ts)} "
-            f"| {fmt_ratio(ratio(tp, ti))} | {fmt_ratio(ratio(ts, tp))} | {sw} | {cpu} |"
+            f"| {waits} | {fmt_ms(ti)} | {fmt_ms(tp)} | {fmt_ms(ts)} "
+            f"| {fmt_ratio(ratio(tp, ti))} | {fmt_ratio(ratio(ts, tp))} | {per_wait} | {sw} | {cpu} |"
         )
     print()
 
@@ -280,6 +283,9 @@ def main():
     main_table(r)
     counters_table(r)
     scaling_table(r, "threads", "Parallel replay against thread count (racy_share, same total work, 10 % shared)",
+                  "threads", lambda c: c["args"][1])
+    scaling_table(r, "index_threads", "Cost per kept wait against thread count (shared_index: every "
+                  "append depends on another thread's; same total work, 2 cores)",
                   "threads", lambda c: c["args"][1])
     scaling_table(r, "sharing", "Parallel replay against sharing ratio (racy_share, 4 threads)",
                   "shared per mille", lambda c: c["args"][2])

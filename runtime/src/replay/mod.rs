@@ -9,8 +9,10 @@
 //! returns) or, for interposed calls, when the real call returns; so a point
 //! that others wait on (NOTIFY) leaves a pending publication that the next
 //! hook, release point or the end of the wrapper carries out. Waiting spins
-//! briefly (crossbeam Backoff), then parks on the slot's futex word; a
-//! publisher wakes the slot's sleepers. Sequential plans wait instead for
+//! briefly (crossbeam Backoff), yields the core a few times, then parks on
+//! its own futex word, having written what it waits for into
+//! its slot, and the publisher wakes exactly the parked threads whose event
+//! is now done. Sequential plans wait instead for
 //! the global turn `seq` and publish `seq + 1`.
 
 mod debug_stop;
@@ -162,7 +164,7 @@ pub(crate) fn start_thread(r: &ReplayThread, id: u32, plan: Plan) {
 #[inline]
 pub(crate) fn publish_pending(r: &ReplayThread) {
     if r.pending_done.replace(false) {
-        publish_done(r.progress(), r.index.get());
+        publish_done(r, r.index.get());
     }
 }
 
@@ -173,11 +175,28 @@ fn pass_held_turn(r: &ReplayThread) {
     }
 }
 
-fn publish_done(slot: &rr_lite_trace::state::ThreadProgress, done: u64) {
-    slot.done.store(done, Ordering::SeqCst);
-    if slot.sleepers.load(Ordering::SeqCst) != 0 {
-        slot.futex.fetch_add(1, Ordering::SeqCst);
-        sys::futex_wake_all(&slot.futex);
+fn publish_done(r: &ReplayThread, done: u64) {
+    let me = r.progress();
+    me.done.store(done, Ordering::SeqCst);
+    // Pairs with the waiter's registration (SeqCst): either it sees `done`
+    // before it parks, or this sees it counted among the sleepers.
+    if me.sleepers.load(Ordering::SeqCst) != 0 {
+        wake_waiters_of(r.id.get(), done);
+    }
+}
+
+/// Wakes exactly the threads parked for one of `thread`'s events that are
+/// now done (each parks on its own futex word), not every thread parked
+/// for a later event of it.
+fn wake_waiters_of(thread: u32, done: u64) {
+    for slot in shared::slots() {
+        if slot.status.load(Ordering::SeqCst) == ThreadStatus::Waiting as u32
+            && slot.wait_thread.load(Ordering::SeqCst) == thread
+            && slot.wait_index.load(Ordering::SeqCst) < done
+        {
+            slot.futex.fetch_add(1, Ordering::SeqCst);
+            sys::futex_wake_all(&slot.futex);
+        }
     }
 }
 
@@ -245,9 +264,9 @@ fn publish_turn(turn: u64) {
     }
 }
 
-/// Where a waiter parks and what it reports while parked.
+/// What a waiter waits for, and where it counts itself while parked (the
+/// waiter parks on its own futex word; the publisher wakes it by name).
 struct Parking<'a> {
-    futex: &'a AtomicU32,
     sleepers: &'a AtomicU32,
     /// (thread, index) waited for; thread `u32::MAX` is the sequential turn.
     waiting_for: (u32, u64),
@@ -305,12 +324,12 @@ fn wait_until(r: &ReplayThread, ready: impl Fn() -> bool, parking: Parking<'_>) 
         me.status
             .store(ThreadStatus::Waiting as u32, Ordering::Release);
         parking.sleepers.fetch_add(1, Ordering::SeqCst);
-        let seen = parking.futex.load(Ordering::SeqCst);
+        let seen = me.futex.load(Ordering::SeqCst);
         if !ready() {
             let timeout = parking
                 .timeout_ns
                 .min(crate::handover::HANDOVER_AFTER_NS / 2);
-            sys::futex_wait(parking.futex, seen, timeout);
+            sys::futex_wait(&me.futex, seen, timeout);
         }
         parking.sleepers.fetch_sub(1, Ordering::SeqCst);
         me.status
@@ -326,7 +345,6 @@ fn wait_for_point(r: &ReplayThread, p: &Point) {
         // passing the turn either sees the registration or we see the turn.
         me.turn_wanted.store(p.seq + 1, Ordering::SeqCst);
         let parking = Parking {
-            futex: &me.futex,
             sleepers: &shared::header().turn_sleepers,
             waiting_for: (u32::MAX, p.seq),
             timeout_ns: PARK_TIMEOUT_NS,
@@ -346,7 +364,6 @@ fn wait_for_other_threads(r: &ReplayThread, p: &Point) {
             continue;
         };
         let parking = Parking {
-            futex: &other.futex,
             sleepers: &other.sleepers,
             waiting_for: (thread, index),
             timeout_ns: PARK_TIMEOUT_NS,
@@ -526,8 +543,8 @@ pub(crate) fn stop_at_recorded_end(r: &ReplayThread) {
 fn park_at_end(r: &ReplayThread) -> ! {
     publish_pending(r);
     pass_held_turn(r);
+    publish_done(r, r.index.get());
     let me = r.progress();
-    publish_done(me, r.index.get());
     me.status
         .store(ThreadStatus::AtEnd as u32, Ordering::Release);
     loop {
@@ -572,7 +589,6 @@ pub(crate) fn wait_for_others(r: &ReplayThread) {
         let recorded = other.recorded.load(Ordering::Relaxed);
         // Progress published quietly is not woken for: poll briefly.
         let parking = Parking {
-            futex: &other.futex,
             sleepers: &other.sleepers,
             waiting_for: (u, recorded.saturating_sub(1)),
             timeout_ns: END_POLL_NS,
@@ -608,8 +624,8 @@ pub(crate) fn check_summary(r: &ReplayThread) {
 pub(crate) fn finish_thread(r: &ReplayThread) {
     publish_pending(r);
     pass_held_turn(r);
+    publish_done(r, u64::MAX);
     let me = r.progress();
-    publish_done(me, u64::MAX);
     me.status
         .store(ThreadStatus::Exited as u32, Ordering::Release);
 }
