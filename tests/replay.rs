@@ -1075,3 +1075,45 @@ fn a_recording_quantum_keeps_fewer_waits_and_replays_exactly() {
         replay_all_modes(&rec);
     }
 }
+
+/// Total size of the regular files under `dir`.
+fn bytes_under(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .expect("read trace directory")
+        .flatten()
+        .map(|e| {
+            let meta = e.metadata().expect("stat");
+            if meta.is_dir() {
+                bytes_under(&e.path())
+            } else {
+                meta.len()
+            }
+        })
+        .sum()
+}
+
+/// Plans are compact: each way of replaying keeps no more than the thread
+/// logs' own size (version 1 plans took 40 bytes a point and 16 a wait: on
+/// this allocation-heavy program, 1.4 times the logs for each).
+#[test]
+fn plans_are_no_larger_than_the_thread_logs() {
+    let exe = build("replay_allocations");
+    let rec = record_within(&exe, &[], LIMIT);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    replay_all_modes(&rec);
+    let logs: u64 = std::fs::read_dir(&rec.trace)
+        .expect("read trace")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".log"))
+        .map(|e| e.metadata().expect("stat").len())
+        .sum();
+    for dir in ["plans-parallel", "plans-sequential"] {
+        let plans = bytes_under(&rec.trace.join(dir));
+        assert!(plans > 0, "no {dir} kept in {}", rec.trace.display());
+        assert!(
+            plans <= logs,
+            "{dir}: {plans} bytes for {logs} bytes of thread logs (trace directory {} bytes)",
+            bytes_under(&rec.trace)
+        );
+    }
+}
