@@ -32,6 +32,9 @@ pub struct StateHeader {
     pub threads: u32,
     /// Sequential replay: the global sequence number whose turn it is.
     pub turn: AtomicU64,
+    /// Unused, zero: a thread waiting for a turn parks on its own slot's
+    /// futex word, and passing the turn looks at every slot's wanted turn.
+    /// Kept so that the layout (and the state version) stays the same.
     pub turn_futex: AtomicU32,
     pub turn_sleepers: AtomicU32,
     /// Non-zero once a thread diverged: a [`Divergence`] code. The first

@@ -267,7 +267,9 @@ fn publish_turn(turn: u64) {
 /// What a waiter waits for, and where it counts itself while parked (the
 /// waiter parks on its own futex word; the publisher wakes it by name).
 struct Parking<'a> {
-    sleepers: &'a AtomicU32,
+    /// The waited-for thread's count of parked waiters (none for the
+    /// sequential turn: its publisher looks at every slot's `turn_wanted`).
+    sleepers: Option<&'a AtomicU32>,
     /// (thread, index) waited for; thread `u32::MAX` is the sequential turn.
     waiting_for: (u32, u64),
     timeout_ns: u64,
@@ -323,7 +325,9 @@ fn wait_until(r: &ReplayThread, ready: impl Fn() -> bool, parking: Parking<'_>) 
             .store(parking.waiting_for.1, Ordering::Relaxed);
         me.status
             .store(ThreadStatus::Waiting as u32, Ordering::Release);
-        parking.sleepers.fetch_add(1, Ordering::SeqCst);
+        if let Some(sleepers) = parking.sleepers {
+            sleepers.fetch_add(1, Ordering::SeqCst);
+        }
         let seen = me.futex.load(Ordering::SeqCst);
         if !ready() {
             let timeout = parking
@@ -331,7 +335,9 @@ fn wait_until(r: &ReplayThread, ready: impl Fn() -> bool, parking: Parking<'_>) 
                 .min(crate::handover::HANDOVER_AFTER_NS / 2);
             sys::futex_wait(&me.futex, seen, timeout);
         }
-        parking.sleepers.fetch_sub(1, Ordering::SeqCst);
+        if let Some(sleepers) = parking.sleepers {
+            sleepers.fetch_sub(1, Ordering::SeqCst);
+        }
         me.status
             .store(ThreadStatus::Running as u32, Ordering::Release);
     }
@@ -345,7 +351,7 @@ fn wait_for_point(r: &ReplayThread, p: &Point) {
         // passing the turn either sees the registration or we see the turn.
         me.turn_wanted.store(p.seq + 1, Ordering::SeqCst);
         let parking = Parking {
-            sleepers: &shared::header().turn_sleepers,
+            sleepers: None,
             waiting_for: (u32::MAX, p.seq),
             timeout_ns: PARK_TIMEOUT_NS,
         };
@@ -364,7 +370,7 @@ fn wait_for_other_threads(r: &ReplayThread, p: &Point) {
             continue;
         };
         let parking = Parking {
-            sleepers: &other.sleepers,
+            sleepers: Some(&other.sleepers),
             waiting_for: (thread, index),
             timeout_ns: PARK_TIMEOUT_NS,
         };
@@ -589,7 +595,7 @@ pub(crate) fn wait_for_others(r: &ReplayThread) {
         let recorded = other.recorded.load(Ordering::Relaxed);
         // Progress published quietly is not woken for: poll briefly.
         let parking = Parking {
-            sleepers: &other.sleepers,
+            sleepers: Some(&other.sleepers),
             waiting_for: (u, recorded.saturating_sub(1)),
             timeout_ns: END_POLL_NS,
         };
