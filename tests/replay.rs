@@ -224,6 +224,18 @@ fn openmp_constructs_replay() {
     }
 }
 
+/// OpenMP loops scheduled at run time (gcc's libgomp): `ordered` with
+/// dynamic, guided and run-time schedules, `unsigned long long` loops,
+/// doacross loops of every schedule and up to seven dimensions, sections and
+/// a cancelled loop. Before they were modelled, every replay diverged.
+#[test]
+fn openmp_scheduled_loops_replay() {
+    let exe = build_variant("replay_openmp_loops", "openmp", &["-fopenmp"]);
+    for rec in &two_outcomes(&exe) {
+        replay_all_modes(rec);
+    }
+}
+
 /// Recordings of `exe` (exiting 0) with at least two different outputs.
 fn two_outcomes(exe: &Path) -> Vec<Recorded> {
     let distinct = record_distinct(exe, &[], &|s| s == 0, &|d| d.len() >= 2);

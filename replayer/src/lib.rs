@@ -14,6 +14,7 @@
 pub mod debug;
 mod error;
 pub mod inputs;
+mod leftovers;
 mod places;
 pub mod plans;
 mod runs;

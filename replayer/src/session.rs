@@ -21,6 +21,7 @@ use rr_lite_trace::state::{
 use rr_lite_trace::{EventKind, ProgramEnding, RecordedEvent, TraceDir};
 
 use crate::ReplayError;
+use crate::leftovers::OpenMpRegistration;
 use crate::places::{Places, TRACE_ENV};
 use crate::plans::ensure_plans;
 
@@ -307,6 +308,8 @@ pub(crate) struct Prepared<'t> {
     pub(crate) state_path: PathBuf,
     /// Where the program and the trace are now.
     pub(crate) places: Places,
+    /// Cleaned up when the session is dropped.
+    pub(crate) _openmp_registration: OpenMpRegistration,
 }
 
 /// Checks that `trace` may be replayed, and prepares a session for it.
@@ -338,6 +341,7 @@ pub(crate) fn prepare<'t>(
         dir,
         state_path,
         places,
+        _openmp_registration: OpenMpRegistration::prepare(trace),
     })
 }
 

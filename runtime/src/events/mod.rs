@@ -533,6 +533,31 @@ pub(crate) fn log_around_call<R>(
     closing: bool,
     op: impl FnOnce() -> R,
 ) -> R {
+    around_call_events(kind, addr, size, site, closing.then_some(|_: &R| 0), op)
+}
+
+/// [`log_around_call`] with its closing event, whose payload is
+/// `result(&call's result)`, checked at replay: a call made in the recorded
+/// order among the calls on `addr`, whose result depends on that order and
+/// which may allocate or free inside (an OpenMP work-sharing call).
+pub(crate) fn log_around_call_checked<R>(
+    kind: EventKind,
+    addr: u64,
+    site: u64,
+    op: impl FnOnce() -> R,
+    result: impl FnOnce(&R) -> u64,
+) -> R {
+    around_call_events(kind, addr, 0, site, Some(result), op)
+}
+
+fn around_call_events<R>(
+    kind: EventKind,
+    addr: u64,
+    size: u64,
+    site: u64,
+    closing: Option<impl FnOnce(&R) -> u64>,
+    op: impl FnOnce() -> R,
+) -> R {
     let Some(mode) = with_tracked(|_, mode| mode) else {
         return op();
     };
@@ -543,12 +568,23 @@ pub(crate) fn log_around_call<R>(
                 replay::count(&t.replay, kind, addr, site);
             });
             let result = replay::guarded(&t.replay, op);
-            busy(t, || {
+            let point = busy(t, || {
                 replay::publish_pending(&t.replay);
-                if closing {
-                    replay::count(&t.replay, kind, addr, site);
-                }
+                closing
+                    .is_some()
+                    .then(|| replay::count(&t.replay, kind, addr, site))
+                    .flatten()
             });
+            if let Some(payload) = closing {
+                check_result(
+                    t,
+                    kind,
+                    addr,
+                    site,
+                    recorded_payload(point),
+                    payload(&result),
+                );
+            }
             return result;
         }
         let output = kind == EventKind::Output;
@@ -562,8 +598,8 @@ pub(crate) fn log_around_call<R>(
         });
         let result = t.record.nested(op);
         busy(t, || {
-            if closing {
-                t.record.append(kind, addr, size, site, 0);
+            if let Some(payload) = closing {
+                t.record.append(kind, addr, size, site, payload(&result));
             }
             t.record.give_back(acquired)
         });

@@ -26,8 +26,6 @@ omp_functions! {
     fn GOMP_parallel_loop_nonmonotonic_runtime(f: RegionFn, data: *mut c_void, threads: c_uint, start: i64, end: i64, incr: i64, flags: c_uint) -> ();
     fn GOMP_parallel_loop_maybe_nonmonotonic_runtime(f: RegionFn, data: *mut c_void, threads: c_uint, start: i64, end: i64, incr: i64, flags: c_uint) -> ();
     fn GOMP_barrier() -> ();
-    fn GOMP_loop_end() -> ();
-    fn GOMP_sections_end() -> ();
     fn GOMP_critical_start() -> ();
     fn GOMP_critical_end() -> ();
     fn GOMP_critical_name_start(name: *mut *mut c_void) -> ();
@@ -60,6 +58,52 @@ omp_functions! {
     fn GOMP_loop_runtime_next(first: *mut i64, last: *mut i64) -> bool;
     fn GOMP_loop_nonmonotonic_runtime_next(first: *mut i64, last: *mut i64) -> bool;
     fn GOMP_loop_maybe_nonmonotonic_runtime_next(first: *mut i64, last: *mut i64) -> bool;
+    fn GOMP_loop_ordered_dynamic_start(start: i64, end: i64, incr: i64, chunk: i64, first: *mut i64, last: *mut i64) -> bool;
+    fn GOMP_loop_ordered_guided_start(start: i64, end: i64, incr: i64, chunk: i64, first: *mut i64, last: *mut i64) -> bool;
+    fn GOMP_loop_ordered_runtime_start(start: i64, end: i64, incr: i64, first: *mut i64, last: *mut i64) -> bool;
+    fn GOMP_loop_ordered_start(start: i64, end: i64, incr: i64, sched: i64, chunk: i64, first: *mut i64, last: *mut i64, reductions: *mut usize, mem: *mut *mut c_void) -> bool;
+    fn GOMP_loop_ordered_dynamic_next(first: *mut i64, last: *mut i64) -> bool;
+    fn GOMP_loop_ordered_guided_next(first: *mut i64, last: *mut i64) -> bool;
+    fn GOMP_loop_ordered_runtime_next(first: *mut i64, last: *mut i64) -> bool;
+    fn GOMP_loop_ull_static_start(up: bool, start: u64, end: u64, incr: u64, chunk: u64, first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_dynamic_start(up: bool, start: u64, end: u64, incr: u64, chunk: u64, first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_guided_start(up: bool, start: u64, end: u64, incr: u64, chunk: u64, first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_nonmonotonic_dynamic_start(up: bool, start: u64, end: u64, incr: u64, chunk: u64, first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_nonmonotonic_guided_start(up: bool, start: u64, end: u64, incr: u64, chunk: u64, first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_runtime_start(up: bool, start: u64, end: u64, incr: u64, first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_nonmonotonic_runtime_start(up: bool, start: u64, end: u64, incr: u64, first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_maybe_nonmonotonic_runtime_start(up: bool, start: u64, end: u64, incr: u64, first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_start(up: bool, start: u64, end: u64, incr: u64, sched: i64, chunk: u64, first: *mut u64, last: *mut u64, reductions: *mut usize, mem: *mut *mut c_void) -> bool;
+    fn GOMP_loop_ull_static_next(first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_dynamic_next(first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_guided_next(first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_nonmonotonic_dynamic_next(first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_nonmonotonic_guided_next(first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_runtime_next(first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_nonmonotonic_runtime_next(first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_maybe_nonmonotonic_runtime_next(first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_ordered_static_start(up: bool, start: u64, end: u64, incr: u64, chunk: u64, first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_ordered_dynamic_start(up: bool, start: u64, end: u64, incr: u64, chunk: u64, first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_ordered_guided_start(up: bool, start: u64, end: u64, incr: u64, chunk: u64, first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_ordered_runtime_start(up: bool, start: u64, end: u64, incr: u64, first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_ordered_start(up: bool, start: u64, end: u64, incr: u64, sched: i64, chunk: u64, first: *mut u64, last: *mut u64, reductions: *mut usize, mem: *mut *mut c_void) -> bool;
+    fn GOMP_loop_ull_ordered_static_next(first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_ordered_dynamic_next(first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_ordered_guided_next(first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_ordered_runtime_next(first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_doacross_static_start(ncounts: c_uint, counts: *mut i64, chunk: i64, first: *mut i64, last: *mut i64) -> bool;
+    fn GOMP_loop_doacross_dynamic_start(ncounts: c_uint, counts: *mut i64, chunk: i64, first: *mut i64, last: *mut i64) -> bool;
+    fn GOMP_loop_doacross_guided_start(ncounts: c_uint, counts: *mut i64, chunk: i64, first: *mut i64, last: *mut i64) -> bool;
+    fn GOMP_loop_doacross_runtime_start(ncounts: c_uint, counts: *mut i64, first: *mut i64, last: *mut i64) -> bool;
+    fn GOMP_loop_doacross_start(ncounts: c_uint, counts: *mut i64, sched: i64, chunk: i64, first: *mut i64, last: *mut i64, reductions: *mut usize, mem: *mut *mut c_void) -> bool;
+    fn GOMP_loop_ull_doacross_static_start(ncounts: c_uint, counts: *mut u64, chunk: u64, first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_doacross_dynamic_start(ncounts: c_uint, counts: *mut u64, chunk: u64, first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_doacross_guided_start(ncounts: c_uint, counts: *mut u64, chunk: u64, first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_doacross_runtime_start(ncounts: c_uint, counts: *mut u64, first: *mut u64, last: *mut u64) -> bool;
+    fn GOMP_loop_ull_doacross_start(ncounts: c_uint, counts: *mut u64, sched: i64, chunk: u64, first: *mut u64, last: *mut u64, reductions: *mut usize, mem: *mut *mut c_void) -> bool;
+    fn GOMP_barrier_cancel() -> bool;
+    fn GOMP_cancel(which: c_int, do_cancel: bool) -> bool;
+    fn GOMP_cancellation_point(which: c_int) -> bool;
     fn GOMP_taskloop(f: RegionFn, data: *mut c_void, copy: *const c_void, size: i64, align: i64, flags: c_uint, num_tasks: u64, priority: c_int, start: i64, end: i64, step: i64) -> ();
     fn GOMP_taskloop_ull(f: RegionFn, data: *mut c_void, copy: *const c_void, size: i64, align: i64, flags: c_uint, num_tasks: u64, priority: c_int, up: bool, start: u64, end: u64, step: u64) -> ();
     fn GOMP_task(f: RegionFn, data: *mut c_void, copy: *const c_void, size: i64, align: i64, if_clause: bool, flags: c_uint, depend: *mut *mut c_void, priority: c_int, detach: *mut c_void) -> ();
@@ -96,9 +140,9 @@ fn parallel(f: RegionFn, data: *mut c_void, site: u64, start: impl FnOnce(Region
 }
 
 /// A barrier, after the lookups.
-fn barrier(site: u64, wait: impl FnOnce()) {
+fn barrier<R>(site: u64, wait: impl FnOnce() -> R) -> R {
     resolve_once();
-    openmp::barrier(site, wait);
+    openmp::barrier(site, wait)
 }
 
 /// A lock-like object taken, after the lookups.
@@ -173,9 +217,73 @@ macro_rules! barriers {
 
 barriers! {
     GOMP_barrier => barrier_impl;
-    GOMP_loop_end => loop_end_impl;
-    GOMP_sections_end => sections_end_impl;
 }
+
+/// The barrier of a region that holds a `cancel` construct: as above, and
+/// it returns whether the region was cancelled.
+unsafe extern "C" fn barrier_cancel_impl(site: u64) -> bool {
+    // SAFETY: forwarding.
+    barrier(site, || unsafe { real::GOMP_barrier_cancel() })
+}
+with_site!(GOMP_barrier_cancel => barrier_cancel_impl, "rdi");
+
+/// The end of a work-sharing construct with its barrier (`GOMP_loop_end`,
+/// `GOMP_sections_end` and their `_cancel` forms). In libgomp, the thread
+/// that arrives last at that barrier frees the construct before last (its
+/// `ordered` list, when allocated): which thread that is depends on the
+/// real arrival order, which replay does not reproduce, and the free is an
+/// event of that thread. libgomp's no-wait end does the same clean-up in
+/// the thread that completes the construct last, by a count that the
+/// work-sharing events order; followed by the team barrier, it does what
+/// the barrier form does, in the recorded thread.
+macro_rules! ends_with_barrier {
+    ($($name:ident => $imp:ident, $nowait:ident, $barrier:ident -> $r:ty;)*) => {$(
+        unsafe extern "C" fn $imp(site: u64) -> $r {
+            // SAFETY: the no-wait end, then the barrier, of the construct
+            // this thread is in.
+            unsafe {
+                $nowait(site);
+                $barrier(site)
+            }
+        }
+        with_site!($name => $imp, "rdi");
+    )*};
+}
+
+ends_with_barrier! {
+    GOMP_loop_end => loop_end_impl, loop_end_nowait_impl, barrier_impl -> ();
+    GOMP_sections_end => sections_end_impl, sections_end_nowait_impl, barrier_impl -> ();
+    GOMP_loop_end_cancel => loop_end_cancel_impl, loop_end_nowait_impl, barrier_cancel_impl -> bool;
+    GOMP_sections_end_cancel => sections_end_cancel_impl, sections_end_nowait_impl, barrier_cancel_impl -> bool;
+}
+
+/// `cancel` and `cancellation point`: with cancellation enabled
+/// (`OMP_CANCELLATION=true`), one thread sets the construct's cancelled flag
+/// that the others read at their cancellation points, inside libgomp; the
+/// calls are made in the recorded order so that each reads what it read
+/// when recorded, and the answer is the payload replay checks. Without it
+/// (the default) both return false at once.
+unsafe extern "C" fn cancel_impl(which: c_int, do_cancel: bool, site: u64) -> bool {
+    resolve_once();
+    // SAFETY: forwarding.
+    workshare(
+        site,
+        || unsafe { real::GOMP_cancel(which, do_cancel) },
+        |&c| u64::from(c),
+    )
+}
+with_site!(GOMP_cancel => cancel_impl, "rdx");
+
+unsafe extern "C" fn cancellation_point_impl(which: c_int, site: u64) -> bool {
+    resolve_once();
+    // SAFETY: forwarding.
+    workshare(
+        site,
+        || unsafe { real::GOMP_cancellation_point(which) },
+        |&c| u64::from(c),
+    )
+}
+with_site!(GOMP_cancellation_point => cancellation_point_impl, "rsi");
 
 macro_rules! lock_pairs {
     ($($take:ident => $take_imp:ident, $give:ident => $give_imp:ident, $addr:expr;)*) => {$(
@@ -294,87 +402,230 @@ fn bounds(first: *const i64, last: *const i64) -> Option<(u64, u64)> {
     Some(unsafe { (*first as u64, *last as u64) })
 }
 
-/// `GOMP_loop_*_next(first, last)`: the next chunk.
+/// `GOMP_loop_[ull_]*_next(first, last)`: the next chunk (the bounds are
+/// `long` or `unsigned long long`, the same eight bytes).
 macro_rules! loop_next {
-    ($($name:ident => $imp:ident;)*) => {$(
-        unsafe extern "C" fn $imp(first: *mut i64, last: *mut i64, site: u64) -> bool {
+    ($($name:ident => $imp:ident, $t:ty;)*) => {$(
+        unsafe extern "C" fn $imp(first: *mut $t, last: *mut $t, site: u64) -> bool {
             // SAFETY: forwarding.
-            workshare(site, || unsafe { real::$name(first, last) }, |&more| chunk_result(more, || bounds(first, last)))
+            workshare(site, || unsafe { real::$name(first, last) }, |&more| chunk_result(more, || bounds(first.cast(), last.cast())))
         }
         with_site!($name => $imp, "rdx");
     )*};
 }
 
 loop_next! {
-    GOMP_loop_static_next => loop_static_next_impl;
-    GOMP_loop_dynamic_next => loop_dynamic_next_impl;
-    GOMP_loop_guided_next => loop_guided_next_impl;
-    GOMP_loop_nonmonotonic_dynamic_next => loop_nonmonotonic_dynamic_next_impl;
-    GOMP_loop_nonmonotonic_guided_next => loop_nonmonotonic_guided_next_impl;
-    GOMP_loop_runtime_next => loop_runtime_next_impl;
-    GOMP_loop_nonmonotonic_runtime_next => loop_nonmonotonic_runtime_next_impl;
-    GOMP_loop_maybe_nonmonotonic_runtime_next => loop_maybe_nonmonotonic_runtime_next_impl;
+    GOMP_loop_static_next => loop_static_next_impl, i64;
+    GOMP_loop_dynamic_next => loop_dynamic_next_impl, i64;
+    GOMP_loop_guided_next => loop_guided_next_impl, i64;
+    GOMP_loop_nonmonotonic_dynamic_next => loop_nonmonotonic_dynamic_next_impl, i64;
+    GOMP_loop_nonmonotonic_guided_next => loop_nonmonotonic_guided_next_impl, i64;
+    GOMP_loop_runtime_next => loop_runtime_next_impl, i64;
+    GOMP_loop_nonmonotonic_runtime_next => loop_nonmonotonic_runtime_next_impl, i64;
+    GOMP_loop_maybe_nonmonotonic_runtime_next => loop_maybe_nonmonotonic_runtime_next_impl, i64;
+    GOMP_loop_ull_static_next => loop_ull_static_next_impl, u64;
+    GOMP_loop_ull_dynamic_next => loop_ull_dynamic_next_impl, u64;
+    GOMP_loop_ull_guided_next => loop_ull_guided_next_impl, u64;
+    GOMP_loop_ull_nonmonotonic_dynamic_next => loop_ull_nonmonotonic_dynamic_next_impl, u64;
+    GOMP_loop_ull_nonmonotonic_guided_next => loop_ull_nonmonotonic_guided_next_impl, u64;
+    GOMP_loop_ull_runtime_next => loop_ull_runtime_next_impl, u64;
+    GOMP_loop_ull_nonmonotonic_runtime_next => loop_ull_nonmonotonic_runtime_next_impl, u64;
+    GOMP_loop_ull_maybe_nonmonotonic_runtime_next => loop_ull_maybe_nonmonotonic_runtime_next_impl, u64;
 }
 
-/// `GOMP_loop_*_start(start, end, incr, [chunk,] first, last)`: the loop's
-/// work share and the first chunk (six arguments: no register left for the
-/// call site).
-macro_rules! loop_start {
-    ($($name:ident($($arg:ident: $t:ty),*);)*) => {$(
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name($($arg: $t,)* first: *mut i64, last: *mut i64) -> bool {
+/// The next chunk of a dynamic, guided or run-time scheduled `ordered`
+/// loop. libgomp first waits, inside, for this thread's turn in the loop's
+/// order, then hands out the next chunk, whose bounds depend on the order
+/// of the calls. Split in two: the wait alone (`GOMP_ordered_start`, which
+/// only waits for the turn, and returns at once when the thread has it
+/// already), then the hand-out, a work-sharing event in the recorded order.
+macro_rules! ordered_loop_next {
+    ($($name:ident => $imp:ident, $t:ty;)*) => {$(
+        unsafe extern "C" fn $imp(first: *mut $t, last: *mut $t, site: u64) -> bool {
+            // SAFETY: libgomp's turn wait, in the loop this thread is in.
+            crate::events::hidden_blocking_call(|| unsafe { real::GOMP_ordered_start() });
             // SAFETY: forwarding.
-            workshare(0, || unsafe { real::$name($($arg,)* first, last) }, |&more| chunk_result(more, || bounds(first, last)))
+            workshare(site, || unsafe { real::$name(first, last) }, |&more| chunk_result(more, || bounds(first.cast(), last.cast())))
+        }
+        with_site!($name => $imp, "rdx");
+    )*};
+}
+
+ordered_loop_next! {
+    GOMP_loop_ordered_dynamic_next => loop_ordered_dynamic_next_impl, i64;
+    GOMP_loop_ordered_guided_next => loop_ordered_guided_next_impl, i64;
+    GOMP_loop_ordered_runtime_next => loop_ordered_runtime_next_impl, i64;
+    GOMP_loop_ull_ordered_dynamic_next => loop_ull_ordered_dynamic_next_impl, u64;
+    GOMP_loop_ull_ordered_guided_next => loop_ull_ordered_guided_next_impl, u64;
+    GOMP_loop_ull_ordered_runtime_next => loop_ull_ordered_runtime_next_impl, u64;
+}
+
+/// `GOMP_loop_[ull_]*_start([up,] start, end, incr, [chunk,] first, last)`:
+/// the loop's work share and the first chunk (six or seven arguments: no
+/// register left for the call site).
+macro_rules! loop_start {
+    ($($name:ident($($arg:ident: $t:ty),*) -> $b:ty;)*) => {$(
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name($($arg: $t,)* first: *mut $b, last: *mut $b) -> bool {
+            // SAFETY: forwarding.
+            workshare(0, || unsafe { real::$name($($arg,)* first, last) }, |&more| chunk_result(more, || bounds(first.cast(), last.cast())))
         }
     )*};
 }
 
 loop_start! {
-    GOMP_loop_static_start(start: i64, end: i64, incr: i64, chunk: i64);
-    GOMP_loop_dynamic_start(start: i64, end: i64, incr: i64, chunk: i64);
-    GOMP_loop_guided_start(start: i64, end: i64, incr: i64, chunk: i64);
-    GOMP_loop_nonmonotonic_dynamic_start(start: i64, end: i64, incr: i64, chunk: i64);
-    GOMP_loop_nonmonotonic_guided_start(start: i64, end: i64, incr: i64, chunk: i64);
-    GOMP_loop_runtime_start(start: i64, end: i64, incr: i64);
-    GOMP_loop_nonmonotonic_runtime_start(start: i64, end: i64, incr: i64);
-    GOMP_loop_maybe_nonmonotonic_runtime_start(start: i64, end: i64, incr: i64);
+    GOMP_loop_static_start(start: i64, end: i64, incr: i64, chunk: i64) -> i64;
+    GOMP_loop_dynamic_start(start: i64, end: i64, incr: i64, chunk: i64) -> i64;
+    GOMP_loop_guided_start(start: i64, end: i64, incr: i64, chunk: i64) -> i64;
+    GOMP_loop_nonmonotonic_dynamic_start(start: i64, end: i64, incr: i64, chunk: i64) -> i64;
+    GOMP_loop_nonmonotonic_guided_start(start: i64, end: i64, incr: i64, chunk: i64) -> i64;
+    GOMP_loop_runtime_start(start: i64, end: i64, incr: i64) -> i64;
+    GOMP_loop_nonmonotonic_runtime_start(start: i64, end: i64, incr: i64) -> i64;
+    GOMP_loop_maybe_nonmonotonic_runtime_start(start: i64, end: i64, incr: i64) -> i64;
+    GOMP_loop_ull_static_start(up: bool, start: u64, end: u64, incr: u64, chunk: u64) -> u64;
+    GOMP_loop_ull_dynamic_start(up: bool, start: u64, end: u64, incr: u64, chunk: u64) -> u64;
+    GOMP_loop_ull_guided_start(up: bool, start: u64, end: u64, incr: u64, chunk: u64) -> u64;
+    GOMP_loop_ull_nonmonotonic_dynamic_start(up: bool, start: u64, end: u64, incr: u64, chunk: u64) -> u64;
+    GOMP_loop_ull_nonmonotonic_guided_start(up: bool, start: u64, end: u64, incr: u64, chunk: u64) -> u64;
+    GOMP_loop_ull_runtime_start(up: bool, start: u64, end: u64, incr: u64) -> u64;
+    GOMP_loop_ull_nonmonotonic_runtime_start(up: bool, start: u64, end: u64, incr: u64) -> u64;
+    GOMP_loop_ull_maybe_nonmonotonic_runtime_start(up: bool, start: u64, end: u64, incr: u64) -> u64;
 }
 
-/// A static `ordered` loop's start: the first thread in makes the loop's
-/// order (allocates and clears its list of threads), so the calls are made
-/// in the recorded order, each waiting before it calls
-/// (`openmp::in_order_on`); the first chunk is the static schedule's, the
-/// same in every run.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn GOMP_loop_ordered_static_start(
-    start: i64,
-    end: i64,
-    incr: i64,
-    chunk: i64,
-    first: *mut i64,
-    last: *mut i64,
-) -> bool {
-    openmp::in_order_on(pseudo::OMP_WORKSHARE, 0, || {
-        // SAFETY: forwarding.
-        unsafe { real::GOMP_loop_ordered_static_start(start, end, incr, chunk, first, last) }
-    })
+/// The start of an `ordered` or doacross loop: the first thread in makes
+/// the loop's order or its dependence array (allocating), and with a
+/// dynamic or guided schedule the first chunks depend on the order of the
+/// calls, so the calls are made in the recorded order, each waiting before
+/// it calls (`openmp::in_order_on`). None of them waits for another thread
+/// inside.
+macro_rules! in_order_loop_start {
+    (doacross: $($name:ident($n:ident: $nt:ty, $($arg:ident: $t:ty),*);)*) => {$(
+        in_order_loop_start!(@one $name($n: $nt, $($arg: $t),*) { doacross_dimensions($n); });
+    )*};
+    ($($name:ident($($arg:ident: $t:ty),*);)*) => {$(
+        in_order_loop_start!(@one $name($($arg: $t),*) {});
+    )*};
+    (@one $name:ident($($arg:ident: $t:ty),*) $before:block) => {
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $name($($arg: $t),*) -> bool {
+            $before
+            resolve_once();
+            openmp::in_order_on(pseudo::OMP_WORKSHARE, 0, || {
+                // SAFETY: forwarding.
+                unsafe { real::$name($($arg),*) }
+            })
+        }
+    };
+}
+
+in_order_loop_start! {
+    GOMP_loop_ordered_static_start(start: i64, end: i64, incr: i64, chunk: i64, first: *mut i64, last: *mut i64);
+    GOMP_loop_ordered_dynamic_start(start: i64, end: i64, incr: i64, chunk: i64, first: *mut i64, last: *mut i64);
+    GOMP_loop_ordered_guided_start(start: i64, end: i64, incr: i64, chunk: i64, first: *mut i64, last: *mut i64);
+    GOMP_loop_ordered_runtime_start(start: i64, end: i64, incr: i64, first: *mut i64, last: *mut i64);
+    GOMP_loop_ordered_start(start: i64, end: i64, incr: i64, sched: i64, chunk: i64, first: *mut i64, last: *mut i64, reductions: *mut usize, mem: *mut *mut c_void);
+    GOMP_loop_ull_ordered_static_start(up: bool, start: u64, end: u64, incr: u64, chunk: u64, first: *mut u64, last: *mut u64);
+    GOMP_loop_ull_ordered_dynamic_start(up: bool, start: u64, end: u64, incr: u64, chunk: u64, first: *mut u64, last: *mut u64);
+    GOMP_loop_ull_ordered_guided_start(up: bool, start: u64, end: u64, incr: u64, chunk: u64, first: *mut u64, last: *mut u64);
+    GOMP_loop_ull_ordered_runtime_start(up: bool, start: u64, end: u64, incr: u64, first: *mut u64, last: *mut u64);
+    GOMP_loop_ull_ordered_start(up: bool, start: u64, end: u64, incr: u64, sched: i64, chunk: u64, first: *mut u64, last: *mut u64, reductions: *mut usize, mem: *mut *mut c_void);
+}
+
+in_order_loop_start! { doacross:
+    GOMP_loop_doacross_static_start(ncounts: c_uint, counts: *mut i64, chunk: i64, first: *mut i64, last: *mut i64);
+    GOMP_loop_doacross_dynamic_start(ncounts: c_uint, counts: *mut i64, chunk: i64, first: *mut i64, last: *mut i64);
+    GOMP_loop_doacross_guided_start(ncounts: c_uint, counts: *mut i64, chunk: i64, first: *mut i64, last: *mut i64);
+    GOMP_loop_doacross_runtime_start(ncounts: c_uint, counts: *mut i64, first: *mut i64, last: *mut i64);
+    GOMP_loop_doacross_start(ncounts: c_uint, counts: *mut i64, sched: i64, chunk: i64, first: *mut i64, last: *mut i64, reductions: *mut usize, mem: *mut *mut c_void);
+    GOMP_loop_ull_doacross_static_start(ncounts: c_uint, counts: *mut u64, chunk: u64, first: *mut u64, last: *mut u64);
+    GOMP_loop_ull_doacross_dynamic_start(ncounts: c_uint, counts: *mut u64, chunk: u64, first: *mut u64, last: *mut u64);
+    GOMP_loop_ull_doacross_guided_start(ncounts: c_uint, counts: *mut u64, chunk: u64, first: *mut u64, last: *mut u64);
+    GOMP_loop_ull_doacross_runtime_start(ncounts: c_uint, counts: *mut u64, first: *mut u64, last: *mut u64);
+    GOMP_loop_ull_doacross_start(ncounts: c_uint, counts: *mut u64, sched: i64, chunk: u64, first: *mut u64, last: *mut u64, reductions: *mut usize, mem: *mut *mut c_void);
+}
+
+/// The most loop dimensions a doacross wait is forwarded with.
+const DOACROSS_MAX_DIMENSIONS: u32 = 16;
+
+/// The most dimensions of the doacross loops started so far (`ordered(N)`:
+/// a wait passes one iteration number per dimension).
+static DOACROSS_DIMENSIONS: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+fn doacross_dimensions(ncounts: c_uint) {
+    let before = DOACROSS_DIMENSIONS.fetch_max(ncounts, core::sync::atomic::Ordering::Relaxed);
+    if ncounts > DOACROSS_MAX_DIMENSIONS && before <= DOACROSS_MAX_DIMENSIONS {
+        let what = b"an OpenMP doacross loop (ordered(N)) has more than 16 dimensions: its waits are not forwarded whole, and the run may go wrong";
+        crate::sys::warn(&[what]);
+        crate::problems::note(&[what]);
+    }
+}
+
+static SLOT_DOACROSS_WAIT: core::sync::atomic::AtomicUsize =
+    core::sync::atomic::AtomicUsize::new(0);
+static SLOT_DOACROSS_ULL_WAIT: core::sync::atomic::AtomicUsize =
+    core::sync::atomic::AtomicUsize::new(0);
+
+/// `GOMP_doacross_wait(first, ...)` and its `unsigned long long` form: wait,
+/// inside libgomp, until the iteration named by the arguments (one per
+/// dimension) has posted (`depend(source)`, `GOMP_doacross_post`, a plain
+/// store libgomp makes, not an event). The wait spins in libgomp until the
+/// post, in both modes: a blocking call between events, like a barrier's
+/// (no stripe kept across it; replay waits for what follows only after it).
+///
+/// The function is variadic. The first six arguments come in registers; a
+/// loop of more than six dimensions passes the rest on the stack, where
+/// this function's stack parameters are: with such a loop started, they are
+/// passed on as they came (the callee reads only as many as the loop has).
+macro_rules! doacross_wait {
+    ($($name:ident, $slot:ident, $t:ty;)*) => {$(
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "C" fn $name(
+            first: $t, a1: $t, a2: $t, a3: $t, a4: $t, a5: $t, a6: $t, a7: $t,
+            a8: $t, a9: $t, a10: $t, a11: $t, a12: $t, a13: $t, a14: $t, a15: $t,
+        ) {
+            let addr = openmp::required(&$slot, concat!(stringify!($name), "\0"));
+            // SAFETY: libgomp's function of this name, variadic over the
+            // loop's iteration numbers.
+            let wait: unsafe extern "C" fn($t, ...) = unsafe { core::mem::transmute(addr) };
+            let wide = DOACROSS_DIMENSIONS.load(core::sync::atomic::Ordering::Relaxed) > 6;
+            crate::events::hidden_blocking_call(|| {
+                if wide {
+                    // SAFETY: forwarding, the stack arguments as they came.
+                    unsafe { wait(first, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15) }
+                } else {
+                    // SAFETY: forwarding the register arguments.
+                    unsafe { wait(first, a1, a2, a3, a4, a5) }
+                }
+            });
+        }
+    )*};
+}
+
+doacross_wait! {
+    GOMP_doacross_wait, SLOT_DOACROSS_WAIT, i64;
+    GOMP_doacross_ull_wait, SLOT_DOACROSS_ULL_WAIT, u64;
 }
 
 /// The next chunk of a static `ordered` loop: libgomp first waits, inside,
 /// for this thread's turn in the loop's order (so no stripe may be kept
 /// across the call), then hands out the chunk a static schedule gives this
 /// thread, the same in every run: a call, not an event.
-unsafe extern "C" fn loop_ordered_static_next_impl(
-    first: *mut i64,
-    last: *mut i64,
-    _site: u64,
-) -> bool {
-    // SAFETY: forwarding.
-    crate::events::hidden_blocking_call(|| unsafe {
-        real::GOMP_loop_ordered_static_next(first, last)
-    })
+macro_rules! ordered_static_next {
+    ($($name:ident => $imp:ident, $t:ty;)*) => {$(
+        unsafe extern "C" fn $imp(first: *mut $t, last: *mut $t, _site: u64) -> bool {
+            // SAFETY: forwarding.
+            crate::events::hidden_blocking_call(|| unsafe { real::$name(first, last) })
+        }
+        with_site!($name => $imp, "rdx");
+    )*};
 }
-with_site!(GOMP_loop_ordered_static_next => loop_ordered_static_next_impl, "rdx");
+
+ordered_static_next! {
+    GOMP_loop_ordered_static_next => loop_ordered_static_next_impl, i64;
+    GOMP_loop_ull_ordered_static_next => loop_ull_ordered_static_next_impl, u64;
+}
 
 /// The generic loop start (loops with reductions or a schedule chosen at
 /// run time).
@@ -398,6 +649,34 @@ pub unsafe extern "C" fn GOMP_loop_start(
         }
     };
     workshare(0, op, |&more| chunk_result(more, || bounds(first, last)))
+}
+
+/// The generic loop start over an `unsigned long long` variable.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn GOMP_loop_ull_start(
+    up: bool,
+    start: u64,
+    end: u64,
+    incr: u64,
+    sched: i64,
+    chunk: u64,
+    first: *mut u64,
+    last: *mut u64,
+    reductions: *mut usize,
+    mem: *mut *mut c_void,
+) -> bool {
+    let op = || {
+        // SAFETY: forwarding.
+        unsafe {
+            real::GOMP_loop_ull_start(
+                up, start, end, incr, sched, chunk, first, last, reductions, mem,
+            )
+        }
+    };
+    workshare(0, op, |&more| {
+        chunk_result(more, || bounds(first.cast(), last.cast()))
+    })
 }
 
 /// Tasks run undeferred: the creating thread runs each one at once, in both

@@ -71,6 +71,12 @@ omp_functions! {
     fn __kmpc_dispatch_fini_4u(loc: Ident, gtid: i32) -> ();
     fn __kmpc_dispatch_fini_8(loc: Ident, gtid: i32) -> ();
     fn __kmpc_dispatch_fini_8u(loc: Ident, gtid: i32) -> ();
+    fn __kmpc_doacross_init(loc: Ident, gtid: i32, num_dims: i32, dims: *const c_void) -> ();
+    fn __kmpc_doacross_wait(loc: Ident, gtid: i32, vec: *const i64) -> ();
+    fn __kmpc_doacross_fini(loc: Ident, gtid: i32) -> ();
+    fn __kmpc_cancel(loc: Ident, gtid: i32, kind: i32) -> i32;
+    fn __kmpc_cancellationpoint(loc: Ident, gtid: i32, kind: i32) -> i32;
+    fn __kmpc_cancel_barrier(loc: Ident, gtid: i32) -> i32;
     fn __kmpc_omp_task_begin_if0(loc: Ident, gtid: i32, task: *mut c_void) -> ();
     fn __kmpc_omp_task_complete_if0(loc: Ident, gtid: i32, task: *mut c_void) -> ();
     fn __kmpc_omp_wait_deps(loc: Ident, gtid: i32, ndeps: i32, deps: *mut c_void, ndeps_noalias: i32, noalias: *mut c_void) -> ();
@@ -420,6 +426,78 @@ pub unsafe extern "C" fn __kmpc_copyprivate(
         real::__kmpc_copyprivate(loc, gtid, size, data, f, didit)
     });
 }
+
+/// A doacross loop (`ordered(N)`) begins: the first thread in allocates the
+/// loop's flags, the others wait, inside, until it has; the calls are made
+/// in the recorded order.
+unsafe extern "C" fn doacross_init_impl(
+    loc: Ident,
+    gtid: i32,
+    num_dims: i32,
+    dims: *const c_void,
+    site: u64,
+) {
+    prepare();
+    // SAFETY: forwarding.
+    in_order_on(pseudo::OMP_WORKSHARE, site, || unsafe {
+        real::__kmpc_doacross_init(loc, gtid, num_dims, dims)
+    });
+}
+with_site!(__kmpc_doacross_init => doacross_init_impl, "r8");
+
+/// A doacross loop ends in this thread: the last thread to end it frees
+/// the flags, by a count the recorded order of these calls makes the same.
+unsafe extern "C" fn doacross_fini_impl(loc: Ident, gtid: i32, site: u64) {
+    prepare();
+    // SAFETY: forwarding.
+    in_order_on(pseudo::OMP_WORKSHARE, site, || unsafe {
+        real::__kmpc_doacross_fini(loc, gtid)
+    });
+}
+with_site!(__kmpc_doacross_fini => doacross_fini_impl, "rdx");
+
+/// `depend(sink: ...)`: libomp spins until the iteration has posted
+/// (`__kmpc_doacross_post`, a plain atomic or of a flag bit, not an event):
+/// a blocking call between events, in both modes, like a barrier's.
+unsafe extern "C" fn doacross_wait_impl(loc: Ident, gtid: i32, vec: *const i64, _site: u64) {
+    prepare();
+    // SAFETY: forwarding.
+    crate::events::hidden_blocking_call(|| unsafe { real::__kmpc_doacross_wait(loc, gtid, vec) });
+}
+with_site!(__kmpc_doacross_wait => doacross_wait_impl, "rcx");
+
+/// `cancel` and `cancellation point`: as libgomp's (`gomp`), made in the
+/// recorded order, their answer checked at replay.
+unsafe extern "C" fn cancel_impl(loc: Ident, gtid: i32, kind: i32, site: u64) -> i32 {
+    prepare();
+    // SAFETY: forwarding.
+    openmp::workshare(
+        site,
+        || unsafe { real::__kmpc_cancel(loc, gtid, kind) },
+        |&c| c as u64,
+    )
+}
+with_site!(__kmpc_cancel => cancel_impl, "rcx");
+
+unsafe extern "C" fn cancellation_point_impl(loc: Ident, gtid: i32, kind: i32, site: u64) -> i32 {
+    prepare();
+    // SAFETY: forwarding.
+    openmp::workshare(
+        site,
+        || unsafe { real::__kmpc_cancellationpoint(loc, gtid, kind) },
+        |&c| c as u64,
+    )
+}
+with_site!(__kmpc_cancellationpoint => cancellation_point_impl, "rcx");
+
+/// The barrier of a region that holds a `cancel` construct; it returns
+/// whether the region was cancelled.
+unsafe extern "C" fn cancel_barrier_impl(loc: Ident, gtid: i32, site: u64) -> i32 {
+    prepare();
+    // SAFETY: forwarding.
+    openmp::barrier(site, || unsafe { real::__kmpc_cancel_barrier(loc, gtid) })
+}
+with_site!(__kmpc_cancel_barrier => cancel_barrier_impl, "rdx");
 
 /// `__kmpc_dispatch_init_*`: a dynamic, guided or run-time scheduled loop
 /// begins (seven arguments: no register for the call site).

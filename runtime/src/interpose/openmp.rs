@@ -12,10 +12,11 @@
 //!   advance);
 //! - `critical`, `ordered`, reductions' locks and `omp_*_lock`: mutex lock
 //!   and unlock;
-//! - worksharing (loop chunks, sections, `single`): an atomic operation on
-//!   `OMP_WORKSHARE` held across the real call, so calls happen in the
-//!   recorded order at replay and hand out the same work; the result is
-//!   the payload, checked at replay;
+//! - worksharing (loop chunks, sections, `single`, cancellation): atomic
+//!   operations on `OMP_WORKSHARE` before and after the real call, the
+//!   stripe held across, so calls happen in the recorded order at replay
+//!   and hand out the same work; the result is the closing event's
+//!   payload, checked at replay;
 //! - tasks run undeferred (in the creating thread, in creation order) in both
 //!   modes: which thread runs a deferred task is the runtime's choice, and
 //!   replay could not reproduce it.
@@ -168,11 +169,14 @@ pub(crate) fn unlock(addr: u64, site: u64, give: impl FnOnce()) {
     log_after_call(EventKind::MutexUnlock, addr, 0, site, give, |_| 0);
 }
 
-/// A worksharing call: atomic on `OMP_WORKSHARE`, held across the real
-/// call so that replay makes the calls in the recorded order; `result`
-/// makes the payload that replay checks.
+/// A worksharing call: atomic operations on `OMP_WORKSHARE` before and
+/// after it, the stripe held across, so that replay makes the calls in the
+/// recorded order; `result` makes the closing event's payload, which
+/// replay checks. The call's own allocations and frees (libgomp allocates
+/// work shares and frees the one before last in the thread that ends a
+/// construct last) nest between the two in both modes.
 pub(crate) fn workshare<R>(site: u64, op: impl FnOnce() -> R, result: impl FnOnce(&R) -> u64) -> R {
-    log_after_call(EventKind::Rmw, pseudo::OMP_WORKSHARE, 0, site, op, result)
+    events::log_around_call_checked(EventKind::Rmw, pseudo::OMP_WORKSHARE, site, op, result)
 }
 
 /// A call made in the recorded order among the calls on `addr`: atomic
