@@ -279,18 +279,41 @@ fn clang_read_then_write_pairs_replay() {
     ignore = "clang-14 not found: install it, or set RR_LITE_REQUIRE_CLANG=1 to fail instead"
 )]
 fn clang_openmp_constructs_replay() {
+    let Some(exe) = build_clang_openmp("replay_openmp") else {
+        return;
+    };
+    for rec in &two_outcomes(&exe) {
+        replay_all_modes(rec);
+    }
+}
+
+/// `name` built with clang and `-fopenmp`; None (with a note) when clang
+/// has no OpenMP headers and they are not required.
+fn build_clang_openmp(name: &str) -> Option<PathBuf> {
     common::require_tool(CLANG, "RR_LITE_REQUIRE_CLANG");
-    let exe = match build_variant_with("replay_openmp", "openmp-clang", &["-fopenmp"], Some(CLANG))
-    {
-        Ok(exe) => exe,
+    match build_variant_with(name, "openmp-clang", &["-fopenmp"], Some(CLANG)) {
+        Ok(exe) => Some(exe),
         Err(e) if e.contains("'omp.h' file not found") && !common::openmp_headers_required() => {
             eprintln!(
                 "note: {CLANG} has no OpenMP headers (libomp-dev): skipped \
                  (RR_LITE_REQUIRE_CLANG_OPENMP=1 makes this fail)"
             );
-            return;
+            None
         }
         Err(e) => panic!("{e}"),
+    }
+}
+
+/// The loops of `openmp_scheduled_loops_replay` built with clang (LLVM's
+/// libomp: `__kmpc_dispatch_*`, `__kmpc_doacross_*`, `__kmpc_cancel*`).
+#[test]
+#[cfg_attr(
+    rr_lite_no_clang,
+    ignore = "clang-14 not found: install it, or set RR_LITE_REQUIRE_CLANG=1 to fail instead"
+)]
+fn clang_openmp_scheduled_loops_replay() {
+    let Some(exe) = build_clang_openmp("replay_openmp_loops") else {
+        return;
     };
     for rec in &two_outcomes(&exe) {
         replay_all_modes(rec);
