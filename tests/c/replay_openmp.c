@@ -2,7 +2,7 @@
  * done by hand without synchronisation (lost updates), the order in which
  * threads enter a critical section, which thread gets which chunk of dynamic
  * and guided loops, which thread wins a single, the order of omp_set_lock
- * holders, atomic updates, barriers, master, tasks with taskwait, a taskloop
+ * holders, atomic updates, barriers, master, tasks (tied and untied) with taskwait, a taskloop
  * (which thread ran which chunk), teams (how many teams there were) and
  * single copyprivate (whose value every thread got), and an ordered loop. */
 #include <omp.h>
@@ -71,6 +71,13 @@ int main(void) {
                 {
                     #pragma omp atomic
                     task_sum += t;
+                }
+                /* Untied, with a scheduling point inside. */
+                #pragma omp task untied firstprivate(t)
+                {
+                    #pragma omp taskyield
+                    #pragma omp atomic
+                    task_sum += 100 * t;
                 }
             }
             #pragma omp taskwait

@@ -23,7 +23,7 @@
 //!   fewer teams than `num_teams` asks for); libomp makes the teams itself,
 //!   and the threads of several would share nothing the hooks see.
 //!
-//! Not modelled: untied tasks, and the `__kmpc_atomic_*` functions clang
+//! Not modelled: the `__kmpc_atomic_*` functions clang
 //! calls for `long double` and complex atomics.
 
 use core::ffi::{c_int, c_void};
