@@ -236,6 +236,18 @@ fn openmp_scheduled_loops_replay() {
     }
 }
 
+/// OpenMP task reductions (gcc's libgomp): a parallel region with
+/// `reduction(task, ...)` starts through `GOMP_parallel_reductions`, which
+/// reads the reductions from its argument; the region is modelled like
+/// any other (fork and join events).
+#[test]
+fn openmp_task_reductions_replay() {
+    let exe = build_variant("replay_openmp_reductions", "openmp", &["-fopenmp"]);
+    for rec in &two_outcomes(&exe) {
+        replay_all_modes(rec);
+    }
+}
+
 /// Recordings of `exe` (exiting 0) with at least two different outputs.
 fn two_outcomes(exe: &Path) -> Vec<Recorded> {
     let distinct = record_distinct(exe, &[], &|s| s == 0, &|d| d.len() >= 2);

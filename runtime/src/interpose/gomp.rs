@@ -16,6 +16,7 @@ type RegionFn = extern "C" fn(*mut c_void);
 
 omp_functions! {
     fn GOMP_parallel(f: RegionFn, data: *mut c_void, threads: c_uint, flags: c_uint) -> ();
+    fn GOMP_parallel_reductions(f: RegionFn, data: *mut c_void, threads: c_uint, flags: c_uint) -> c_uint;
     fn GOMP_parallel_sections(f: RegionFn, data: *mut c_void, threads: c_uint, count: c_uint, flags: c_uint) -> ();
     fn GOMP_parallel_loop_static(f: RegionFn, data: *mut c_void, threads: c_uint, start: i64, end: i64, incr: i64, chunk: i64, flags: c_uint) -> ();
     fn GOMP_parallel_loop_dynamic(f: RegionFn, data: *mut c_void, threads: c_uint, start: i64, end: i64, incr: i64, chunk: i64, flags: c_uint) -> ();
@@ -118,6 +119,10 @@ omp_functions! {
 /// A region's function and its argument, passed to each member.
 #[repr(C)]
 struct Region {
+    /// The first word of the program's argument, where libgomp looks for a
+    /// region's task reductions (`GOMP_parallel_reductions` reads it from
+    /// the argument it is given, this one); unused otherwise.
+    reductions: *mut c_void,
     f: RegionFn,
     data: *mut c_void,
 }
@@ -132,12 +137,49 @@ extern "C" fn run_member(region: *mut c_void) {
 
 /// Runs a parallel region (`start` calls libgomp with the wrapped function
 /// and its argument) between the fork and join events.
-fn parallel(f: RegionFn, data: *mut c_void, site: u64, start: impl FnOnce(RegionFn, *mut c_void)) {
+fn parallel<R>(
+    f: RegionFn,
+    data: *mut c_void,
+    site: u64,
+    start: impl FnOnce(RegionFn, *mut c_void) -> R,
+) -> R {
     resolve_once();
-    let region = Region { f, data };
+    let region = Region {
+        reductions: core::ptr::null_mut(),
+        f,
+        data,
+    };
     let arg = (&region as *const Region).cast_mut().cast();
-    openmp::parallel(site, || start(run_member, arg));
+    openmp::parallel(site, || start(run_member, arg))
 }
+
+/// `parallel` with task reductions (`reduction(task, ...)`): libgomp reads
+/// the reductions' descriptor from the first word of the region's argument.
+unsafe extern "C" fn parallel_reductions_impl(
+    f: RegionFn,
+    data: *mut c_void,
+    threads: c_uint,
+    flags: c_uint,
+    site: u64,
+) -> c_uint {
+    resolve_once();
+    // SAFETY: the program's argument for a region with task reductions
+    // starts with the pointer to their descriptor (gcc's contract with
+    // libgomp), which libgomp reads before it starts the team.
+    let reductions = unsafe { *data.cast::<*mut c_void>() };
+    let region = Region {
+        reductions,
+        f,
+        data,
+    };
+    let arg = (&region as *const Region).cast_mut().cast();
+    openmp::parallel(site, || {
+        // SAFETY: forwarding, with the member wrapper in place of `f` and
+        // an argument whose first word is the program's.
+        unsafe { real::GOMP_parallel_reductions(run_member, arg, threads, flags) }
+    })
+}
+with_site!(GOMP_parallel_reductions => parallel_reductions_impl, "r8");
 
 /// A barrier, after the lookups.
 fn barrier<R>(site: u64, wait: impl FnOnce() -> R) -> R {

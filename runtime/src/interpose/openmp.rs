@@ -133,11 +133,12 @@ pub(crate) fn member(site: u64, body: impl FnOnce()) {
 
 /// Runs a parallel region (`start` calls the OpenMP runtime with the
 /// wrapped function) between the fork and join events.
-pub(crate) fn parallel(site: u64, start: impl FnOnce()) {
+pub(crate) fn parallel<R>(site: u64, start: impl FnOnce() -> R) -> R {
     events::log_event(EventKind::BarrierArrive, pseudo::OMP_FORK, 0, site, 0);
     events::before_blocking();
-    start();
+    let result = start();
     events::log_event(EventKind::BarrierDepart, pseudo::OMP_JOIN, 0, site, 0);
+    result
 }
 
 /// A barrier: arrival, the real barrier (in both modes: the runtime's
