@@ -179,6 +179,8 @@ real_functions! {
     fn recv(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int) -> ssize_t;
     fn recvfrom(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int, from: *mut libc::sockaddr, len: *mut libc::socklen_t) -> ssize_t;
     fn getrandom(buf: *mut c_void, n: size_t, flags: libc::c_uint) -> ssize_t;
+    fn readv(fd: c_int, iov: *const libc::iovec, count: c_int) -> ssize_t;
+    fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int) -> ssize_t;
 }
 
 unsafe extern "C" {

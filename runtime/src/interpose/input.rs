@@ -19,14 +19,74 @@ use crate::{mode, real, sys};
 /// A read's result and the errno it left.
 type Outcome = (ssize_t, c_int);
 
-/// Runs `op`, a read of at most `n` bytes into `buf` from `fd`.
-fn read_call(
-    fd: c_int,
-    buf: *mut c_void,
-    n: size_t,
-    site: u64,
-    op: impl FnOnce() -> ssize_t,
-) -> ssize_t {
+/// Where a read puts its bytes: one buffer, or the vector of a `readv` or
+/// `recvmsg`.
+#[derive(Clone, Copy)]
+enum Buffers {
+    One(*mut u8, usize),
+    Vector(*const libc::iovec, usize),
+}
+
+impl Buffers {
+    fn one(buf: *mut c_void, n: size_t) -> Buffers {
+        Buffers::One(buf.cast(), n)
+    }
+
+    fn parts(&self) -> &[libc::iovec] {
+        match *self {
+            Buffers::One(..) => &[],
+            Buffers::Vector(v, count) if v.is_null() || count == 0 => &[],
+            // SAFETY: the program's vector of `count` buffers, which lives
+            // for the whole call.
+            Buffers::Vector(v, count) => unsafe { core::slice::from_raw_parts(v, count) },
+        }
+    }
+
+    fn capacity(&self) -> usize {
+        match *self {
+            Buffers::One(_, n) => n,
+            Buffers::Vector(..) => self
+                .parts()
+                .iter()
+                .fold(0usize, |sum, part| sum.saturating_add(part.iov_len)),
+        }
+    }
+
+    /// Calls `f` on the first `n` bytes, buffer by buffer, while it returns
+    /// true; whether it always did.
+    fn each(&self, n: usize, mut f: impl FnMut(&mut [u8]) -> bool) -> bool {
+        let one;
+        let parts = match *self {
+            Buffers::One(p, len) => {
+                one = [libc::iovec {
+                    iov_base: p.cast(),
+                    iov_len: len,
+                }];
+                &one[..]
+            }
+            Buffers::Vector(..) => self.parts(),
+        };
+        let mut left = n;
+        for part in parts {
+            let take = part.iov_len.min(left);
+            if take == 0 {
+                continue;
+            }
+            // SAFETY: the program gave `iov_len >= take` writable bytes at
+            // `iov_base` for this call.
+            let bytes =
+                unsafe { core::slice::from_raw_parts_mut(part.iov_base.cast::<u8>(), take) };
+            if !f(bytes) {
+                return false;
+            }
+            left -= take;
+        }
+        true
+    }
+}
+
+/// Runs `op`, a read from `fd` into `bufs`.
+fn read_call(fd: c_int, bufs: Buffers, site: u64, op: impl FnOnce() -> ssize_t) -> ssize_t {
     if !crate::input::is_recorded_input(fd) {
         return events::sleeping_call(op);
     }
@@ -35,7 +95,7 @@ fn read_call(
     } else {
         Source::Outside
     };
-    input_call(pseudo::fd(fd as u32), buf, n, site, source, op)
+    input_call(pseudo::fd(fd as u32), bufs, site, source, op)
 }
 
 /// Where replay takes an input's bytes from.
@@ -49,8 +109,7 @@ enum Source {
 
 fn input_call(
     addr: u64,
-    buf: *mut c_void,
-    n: size_t,
+    bufs: Buffers,
     site: u64,
     source: Source,
     op: impl FnOnce() -> ssize_t,
@@ -63,11 +122,12 @@ fn input_call(
             let r = op();
             let outcome = (r, sys::errno());
             if r > 0 && mode::current() == mode::Mode::Record {
-                // SAFETY: the call just wrote `r` bytes at `buf`.
-                let bytes = unsafe { core::slice::from_raw_parts(buf as *const u8, r as usize) };
                 THREAD.with(|t| {
                     if t.is_tracked() {
-                        t.input.save(t.id.get(), bytes);
+                        bufs.each(r as usize, |bytes| {
+                            t.input.save(t.id.get(), bytes);
+                            true
+                        });
                     }
                 });
             }
@@ -80,7 +140,7 @@ fn input_call(
                 -i64::from(errno) as u64
             })
         },
-        |recorded| Replayed::Return(replay_input(recorded, addr, buf, n, site, source)),
+        |recorded| Replayed::Return(replay_input(recorded, addr, bufs, site, source)),
     );
     sys::set_errno(errno);
     r
@@ -89,14 +149,7 @@ fn input_call(
 /// Replay: gives the program the recorded input (`recorded`: the count or
 /// -errno); a trace without those bytes, or a pipe of the program's that
 /// now holds others, is a divergence.
-fn replay_input(
-    recorded: u64,
-    addr: u64,
-    buf: *mut c_void,
-    n: size_t,
-    site: u64,
-    source: Source,
-) -> Outcome {
+fn replay_input(recorded: u64, addr: u64, bufs: Buffers, site: u64, source: Source) -> Outcome {
     let count = recorded as i64;
     if count < 0 {
         return (-1, (-count) as c_int);
@@ -115,23 +168,18 @@ fn replay_input(
         THREAD.with(|t| crate::replay::diverge(&t.replay, Divergence::Result, &detail))
     };
     let count = count as usize;
-    if count > n {
-        fail(n as u64);
+    let capacity = bufs.capacity();
+    if count > capacity {
+        fail(capacity as u64);
     }
-    // SAFETY: the program gave `n >= count` writable bytes at `buf`.
-    let dst = unsafe { core::slice::from_raw_parts_mut(buf as *mut u8, count) };
-    match source {
-        Source::Outside => {
-            if !THREAD.with(|t| t.input.load(t.id.get(), dst)) {
-                fail(u64::MAX);
-            }
-        }
-        Source::OwnPipe(fd) => {
-            let got = read_exactly(fd, dst);
-            if got != count || !THREAD.with(|t| t.input.matches(t.id.get(), dst)) {
-                fail(got as u64);
-            }
-        }
+    let served = THREAD.with(|t| match source {
+        Source::Outside => bufs.each(count, |dst| t.input.load(t.id.get(), dst)),
+        Source::OwnPipe(fd) => bufs.each(count, |dst| {
+            read_exactly(fd, dst) == dst.len() && t.input.matches(t.id.get(), dst)
+        }),
+    });
+    if !served {
+        fail(u64::MAX);
     }
     (count as ssize_t, 0)
 }
@@ -155,7 +203,9 @@ fn read_exactly(fd: c_int, dst: &mut [u8]) -> usize {
 
 extern "C" fn read_impl(fd: c_int, buf: *mut c_void, n: size_t, site: u64) -> ssize_t {
     // SAFETY: forwarding.
-    read_call(fd, buf, n, site, || unsafe { real::read(fd, buf, n) })
+    read_call(fd, Buffers::one(buf, n), site, || unsafe {
+        real::read(fd, buf, n)
+    })
 }
 with_site!(read => read_impl, "rcx");
 
@@ -167,7 +217,7 @@ extern "C" fn recv_impl(
     site: u64,
 ) -> ssize_t {
     // SAFETY: forwarding.
-    read_call(fd, buf, n, site, || unsafe {
+    read_call(fd, Buffers::one(buf, n), site, || unsafe {
         real::recv(fd, buf, n, flags)
     })
 }
@@ -186,7 +236,7 @@ pub extern "C" fn recvfrom(
     // The sender's address is not recorded: it is whatever the real call
     // leaves (nothing, when replay serves the bytes).
     // SAFETY: forwarding.
-    read_call(fd, buf, n, 0, || unsafe {
+    read_call(fd, Buffers::one(buf, n), 0, || unsafe {
         real::recvfrom(fd, buf, n, flags, from, len)
     })
 }
@@ -197,8 +247,48 @@ extern "C" fn getrandom_impl(buf: *mut c_void, n: size_t, flags: c_uint, site: u
         return unsafe { real::getrandom(buf, n, flags) };
     }
     // SAFETY: forwarding.
-    input_call(pseudo::RANDOM, buf, n, site, Source::Outside, || unsafe {
-        real::getrandom(buf, n, flags)
-    })
+    input_call(
+        pseudo::RANDOM,
+        Buffers::one(buf, n),
+        site,
+        Source::Outside,
+        || unsafe { real::getrandom(buf, n, flags) },
+    )
 }
 with_site!(getrandom => getrandom_impl, "rcx");
+
+extern "C" fn readv_impl(fd: c_int, iov: *const libc::iovec, count: c_int, site: u64) -> ssize_t {
+    let bufs = Buffers::Vector(iov, usize::try_from(count).unwrap_or(0));
+    // SAFETY: forwarding.
+    read_call(fd, bufs, site, || unsafe { real::readv(fd, iov, count) })
+}
+with_site!(readv => readv_impl, "rcx");
+
+/// `recvmsg`: the data bytes are input like `recv`'s. Served from the
+/// trace at replay, the message has no control data (descriptors or
+/// credentials from another process cannot be replayed) and its sender
+/// address is whatever the program left there.
+extern "C" fn recvmsg_impl(fd: c_int, msg: *mut libc::msghdr, flags: c_int, site: u64) -> ssize_t {
+    if msg.is_null() {
+        // SAFETY: forwarding (the kernel reports the bad address).
+        return unsafe { real::recvmsg(fd, msg, flags) };
+    }
+    // SAFETY: the program's message header, valid for the call.
+    let (iov, count) = unsafe { ((*msg).msg_iov, (*msg).msg_iovlen) };
+    let served = mode::current() == mode::Mode::Replay
+        && crate::input::is_recorded_input(fd)
+        && !crate::input::is_internal(fd);
+    // SAFETY: forwarding.
+    let r = read_call(fd, Buffers::Vector(iov, count), site, || unsafe {
+        real::recvmsg(fd, msg, flags)
+    });
+    if served && r >= 0 {
+        // SAFETY: as above.
+        unsafe {
+            (*msg).msg_controllen = 0;
+            (*msg).msg_flags = 0;
+        }
+    }
+    r
+}
+with_site!(recvmsg => recvmsg_impl, "rcx");
