@@ -445,15 +445,29 @@ fn bounds(first: *const i64, last: *const i64) -> Option<(u64, u64)> {
 }
 
 /// `GOMP_loop_[ull_]*_next(first, last)`: the next chunk (the bounds are
-/// `long` or `unsigned long long`, the same eight bytes).
+/// `long` or `unsigned long long`, the same eight bytes). `ordered:` marks
+/// those of dynamic, guided and run-time scheduled `ordered` loops: libgomp
+/// first waits, inside, for this thread's turn in the loop's order, then
+/// hands out the next chunk, whose bounds depend on the order of the calls.
+/// They are split in two: the wait alone (`GOMP_ordered_start`, which only
+/// waits for the turn, and returns at once when the thread has it already),
+/// then the hand-out, a work-sharing event in the recorded order.
 macro_rules! loop_next {
+    (ordered: $($name:ident => $imp:ident, $t:ty;)*) => {$(
+        // SAFETY: libgomp's turn wait, in the loop this thread is in.
+        loop_next!(@one $name => $imp, $t, crate::events::hidden_blocking_call(|| unsafe { real::GOMP_ordered_start() }));
+    )*};
     ($($name:ident => $imp:ident, $t:ty;)*) => {$(
+        loop_next!(@one $name => $imp, $t, ());
+    )*};
+    (@one $name:ident => $imp:ident, $t:ty, $before:expr) => {
         unsafe extern "C" fn $imp(first: *mut $t, last: *mut $t, site: u64) -> bool {
+            $before;
             // SAFETY: forwarding.
             workshare(site, || unsafe { real::$name(first, last) }, |&more| chunk_result(more, || bounds(first.cast(), last.cast())))
         }
         with_site!($name => $imp, "rdx");
-    )*};
+    };
 }
 
 loop_next! {
@@ -475,25 +489,7 @@ loop_next! {
     GOMP_loop_ull_maybe_nonmonotonic_runtime_next => loop_ull_maybe_nonmonotonic_runtime_next_impl, u64;
 }
 
-/// The next chunk of a dynamic, guided or run-time scheduled `ordered`
-/// loop. libgomp first waits, inside, for this thread's turn in the loop's
-/// order, then hands out the next chunk, whose bounds depend on the order
-/// of the calls. Split in two: the wait alone (`GOMP_ordered_start`, which
-/// only waits for the turn, and returns at once when the thread has it
-/// already), then the hand-out, a work-sharing event in the recorded order.
-macro_rules! ordered_loop_next {
-    ($($name:ident => $imp:ident, $t:ty;)*) => {$(
-        unsafe extern "C" fn $imp(first: *mut $t, last: *mut $t, site: u64) -> bool {
-            // SAFETY: libgomp's turn wait, in the loop this thread is in.
-            crate::events::hidden_blocking_call(|| unsafe { real::GOMP_ordered_start() });
-            // SAFETY: forwarding.
-            workshare(site, || unsafe { real::$name(first, last) }, |&more| chunk_result(more, || bounds(first.cast(), last.cast())))
-        }
-        with_site!($name => $imp, "rdx");
-    )*};
-}
-
-ordered_loop_next! {
+loop_next! { ordered:
     GOMP_loop_ordered_dynamic_next => loop_ordered_dynamic_next_impl, i64;
     GOMP_loop_ordered_guided_next => loop_ordered_guided_next_impl, i64;
     GOMP_loop_ordered_runtime_next => loop_ordered_runtime_next_impl, i64;

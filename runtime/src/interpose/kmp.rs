@@ -468,27 +468,21 @@ with_site!(__kmpc_doacross_wait => doacross_wait_impl, "rcx");
 
 /// `cancel` and `cancellation point`: as libgomp's (`gomp`), made in the
 /// recorded order, their answer checked at replay.
-unsafe extern "C" fn cancel_impl(loc: Ident, gtid: i32, kind: i32, site: u64) -> i32 {
-    prepare();
-    // SAFETY: forwarding.
-    openmp::workshare(
-        site,
-        || unsafe { real::__kmpc_cancel(loc, gtid, kind) },
-        |&c| c as u64,
-    )
+macro_rules! cancellations {
+    ($($name:ident => $imp:ident;)*) => {$(
+        unsafe extern "C" fn $imp(loc: Ident, gtid: i32, kind: i32, site: u64) -> i32 {
+            prepare();
+            // SAFETY: forwarding.
+            openmp::workshare(site, || unsafe { real::$name(loc, gtid, kind) }, |&c| c as u64)
+        }
+        with_site!($name => $imp, "rcx");
+    )*};
 }
-with_site!(__kmpc_cancel => cancel_impl, "rcx");
 
-unsafe extern "C" fn cancellation_point_impl(loc: Ident, gtid: i32, kind: i32, site: u64) -> i32 {
-    prepare();
-    // SAFETY: forwarding.
-    openmp::workshare(
-        site,
-        || unsafe { real::__kmpc_cancellationpoint(loc, gtid, kind) },
-        |&c| c as u64,
-    )
+cancellations! {
+    __kmpc_cancel => cancel_impl;
+    __kmpc_cancellationpoint => cancellation_point_impl;
 }
-with_site!(__kmpc_cancellationpoint => cancellation_point_impl, "rcx");
 
 /// The barrier of a region that holds a `cancel` construct; it returns
 /// whether the region was cancelled.
