@@ -407,6 +407,17 @@ fn descriptor_numbers_replay() {
     check_nondeterministic("replay_descriptors", &[files.path().to_str().unwrap()]);
 }
 
+/// A directory walk (nftw, ftw) opens directory descriptors inside libc
+/// while another thread opens a file again and again: the numbers that
+/// thread gets depend on how deep the walk was. Before the walk's own code
+/// was ordered on the descriptor table, every replay diverged.
+#[test]
+fn tree_walks_keep_descriptor_numbers() {
+    let files = tempdir();
+    let root = files.path().join("tree");
+    check_nondeterministic("replay_tree_walk", &[root.to_str().unwrap()]);
+}
+
 /// Replay checks every descriptor a call returns: started with one more
 /// descriptor open (inherited), the program's first pipe gets other numbers,
 /// and replay reports it instead of running on.

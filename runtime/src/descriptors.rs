@@ -35,17 +35,32 @@ static OWNER: AtomicU32 = AtomicU32::new(0);
 
 /// Runs `op` holding the descriptor lock (see the module doc).
 pub(crate) fn locked<R>(op: impl FnOnce() -> R) -> R {
+    let taken = lock();
+    let result = op();
+    unlock(taken);
+    result
+}
+
+/// [`locked`] opened, for a stretch that spans calls back into the program
+/// (`interpose::walk`): whether this call took the lock (not when the
+/// thread held it already), for [`unlock`].
+pub(crate) fn lock() -> bool {
     let me = sys::gettid_raw();
     if OWNER.load(Ordering::Acquire) == me {
         // Taken again by its holder: the outer call releases it.
-        return op();
+        return false;
     }
     acquire();
     OWNER.store(me, Ordering::Release);
-    let result = op();
-    OWNER.store(0, Ordering::Release);
-    release();
-    result
+    true
+}
+
+/// Closes [`lock`].
+pub(crate) fn unlock(taken: bool) {
+    if taken {
+        OWNER.store(0, Ordering::Release);
+        release();
+    }
 }
 
 /// In the child of a fork, where only the forking thread lives: a lock

@@ -90,13 +90,24 @@ pub(crate) fn kernel_tid(id: u32) -> u32 {
 /// Runs `f` with thread `id`'s stripes protected from handover.
 #[inline]
 pub(crate) fn guarded<R>(id: u32, f: impl FnOnce() -> R) -> R {
-    let Some(h) = HOLDERS.get(id as usize) else {
-        return f();
-    };
-    h.guard.fetch_add(1, Ordering::SeqCst);
+    enter_guard(id);
     let r = f();
-    h.guard.fetch_sub(1, Ordering::SeqCst);
+    leave_guard(id);
     r
+}
+
+/// [`guarded`] opened (for a stretch that spans callbacks).
+pub(crate) fn enter_guard(id: u32) {
+    if let Some(h) = HOLDERS.get(id as usize) {
+        h.guard.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Closes [`enter_guard`].
+pub(crate) fn leave_guard(id: u32) {
+    if let Some(h) = HOLDERS.get(id as usize) {
+        h.guard.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Thread `id` sleeps in the kernel outside the runtime: its last access

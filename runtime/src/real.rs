@@ -180,6 +180,10 @@ real_functions! {
     fn recvfrom(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int, from: *mut libc::sockaddr, len: *mut libc::socklen_t) -> ssize_t;
     fn getrandom(buf: *mut c_void, n: size_t, flags: libc::c_uint) -> ssize_t;
     fn readv(fd: c_int, iov: *const libc::iovec, count: c_int) -> ssize_t;
+    fn ftw(dir: *const c_char, f: crate::interpose::walk::FtwFn, open_max: c_int) -> c_int;
+    fn ftw64(dir: *const c_char, f: crate::interpose::walk::FtwFn, open_max: c_int) -> c_int;
+    fn nftw(dir: *const c_char, f: crate::interpose::walk::NftwFn, open_max: c_int, flags: c_int) -> c_int;
+    fn nftw64(dir: *const c_char, f: crate::interpose::walk::NftwFn, open_max: c_int, flags: c_int) -> c_int;
     fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int) -> ssize_t;
 }
 

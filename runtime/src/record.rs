@@ -401,11 +401,25 @@ impl RecordThread {
     /// The call's own stripes stay locked whatever the events inside it do
     /// (see `nested_held`).
     pub(crate) fn nested<R>(&self, op: impl FnOnce() -> R) -> R {
+        self.enter_nested();
+        let result = op();
+        self.leave_nested();
+        result
+    }
+
+    /// [`Self::nested`] opened: events from here to [`Self::leave_nested`]
+    /// nest on the stripes the thread keeps (a library's own code between
+    /// two of its callbacks into the program: `events::stretch_begin`).
+    pub(crate) fn enter_nested(&self) {
         self.nest_depth.set(self.nest_depth.get() + 1);
-        let result = self.guarded(op);
+        crate::handover::enter_guard(self.id.get());
+    }
+
+    /// Closes [`Self::enter_nested`].
+    pub(crate) fn leave_nested(&self) {
+        crate::handover::leave_guard(self.id.get());
         self.release_nested_held();
         self.nest_depth.set(self.nest_depth.get() - 1);
-        result
     }
 
     /// Takes a clock past every clock any thread has published: after a

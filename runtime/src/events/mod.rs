@@ -610,6 +610,78 @@ fn around_call_events<R>(
     })
 }
 
+/// A stretch of a library's own code that is one event on `addr` as a
+/// whole although the library calls back into the program in the middle
+/// (ftw's directory descriptors, between its calls of the program's
+/// function): [`log_around_call`] cut at the callbacks. Begun before the
+/// library's code runs and again when a callback returns; ended when a
+/// callback is called and when the library returns. Record keeps the
+/// stripe across the stretch, the library's own events (allocations) nest;
+/// replay counts an event at both ends, so the other threads' events on
+/// `addr` come before or after the whole stretch, as recorded.
+pub(crate) struct Stretch {
+    kind: EventKind,
+    addr: u64,
+    site: u64,
+    /// Record: what the opening event locked.
+    acquired: Option<crate::record::Acquired>,
+}
+
+/// Opens a [`Stretch`]; None on a thread the runtime does not track.
+pub(crate) fn stretch_begin(kind: EventKind, addr: u64, site: u64) -> Option<Stretch> {
+    let mode = with_tracked(|_, mode| mode)?;
+    Some(on_tracked_thread(|t| {
+        let acquired = if mode == Mode::Record {
+            let acquired = busy(t, || {
+                let a = t.record.acquire(addr, 0);
+                t.record.append(kind, addr, 0, site, 0);
+                a
+            });
+            t.record.enter_nested();
+            Some(acquired)
+        } else {
+            busy(t, || {
+                replay::publish_pending(&t.replay);
+                replay::count(&t.replay, kind, addr, site);
+            });
+            crate::handover::enter_guard(t.id.get());
+            None
+        };
+        Stretch {
+            kind,
+            addr,
+            site,
+            acquired,
+        }
+    }))
+}
+
+/// Closes a [`Stretch`].
+pub(crate) fn stretch_end(stretch: Stretch) {
+    let Stretch {
+        kind,
+        addr,
+        site,
+        acquired,
+    } = stretch;
+    on_tracked_thread(|t| match acquired {
+        Some(acquired) => {
+            t.record.leave_nested();
+            busy(t, || {
+                t.record.append(kind, addr, 0, site, 0);
+                t.record.give_back(acquired)
+            });
+        }
+        None => {
+            crate::handover::leave_guard(t.id.get());
+            busy(t, || {
+                replay::publish_pending(&t.replay);
+                replay::count(&t.replay, kind, addr, site);
+            });
+        }
+    });
+}
+
 /// Record: the thread has just passed a synchronisation the runtime cannot
 /// see and that may involve every thread (a member starting its part of an
 /// OpenMP region, released from libgomp's dock): its next event takes a

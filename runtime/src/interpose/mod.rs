@@ -15,3 +15,4 @@ pub(crate) mod misc;
 pub(crate) mod openmp;
 pub(crate) mod process;
 pub(crate) mod pthread;
+pub(crate) mod walk;
