@@ -184,6 +184,9 @@ real_functions! {
     fn ftw64(dir: *const c_char, f: crate::interpose::walk::FtwFn, open_max: c_int) -> c_int;
     fn nftw(dir: *const c_char, f: crate::interpose::walk::NftwFn, open_max: c_int, flags: c_int) -> c_int;
     fn nftw64(dir: *const c_char, f: crate::interpose::walk::NftwFn, open_max: c_int, flags: c_int) -> c_int;
+    fn scandir(dir: *const c_char, list: *mut c_void, filter: crate::interpose::walk::FilterFn, compare: crate::interpose::walk::CompareFn) -> c_int;
+    fn scandir64(dir: *const c_char, list: *mut c_void, filter: crate::interpose::walk::FilterFn, compare: crate::interpose::walk::CompareFn) -> c_int;
+    fn scandirat(dir_fd: c_int, dir: *const c_char, list: *mut c_void, filter: crate::interpose::walk::FilterFn, compare: crate::interpose::walk::CompareFn) -> c_int;
     fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int) -> ssize_t;
 }
 

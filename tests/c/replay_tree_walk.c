@@ -1,12 +1,15 @@
 /* Directory walks and descriptor numbers: one thread walks a tree under
- * argv[1] with nftw (and ftw), whose directory descriptors glibc opens and
- * closes inside libc between calls of the program's function, while another
+ * argv[1] with nftw, ftw and scandir (with a filter that opens a file),
+ * whose directory descriptors glibc opens and closes inside libc between
+ * calls of the program's functions, while another
  * thread opens and closes a file again and again and prints the numbers it
  * got: they depend on how deep the walk was at that moment. The walker's
  * function also opens each file it is given, and prints its number. Replay
  * must print the same numbers. The tree is made first (main thread). */
-#define _XOPEN_SOURCE 700
+#define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <ftw.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -52,11 +55,23 @@ static int visit_old(const char *path, const struct stat *sb, int flag) {
     return visit(path, sb, flag, NULL);
 }
 
+static int keep(const struct dirent *entry) {
+    int fd = open(root, O_RDONLY);
+    note(fd);
+    if (fd >= 0) close(fd);
+    return entry->d_name[0] != '.';
+}
+
 static void *walker(void *arg) {
     (void)arg;
     for (int i = 0; i < 4; i++) {
         nftw(root, visit, 3, FTW_PHYS);
         ftw(root, visit_old, 2);
+        struct dirent **list;
+        int n = scandir(root, &list, keep, alphasort);
+        for (int k = 0; k < n; k++) free(list[k]);
+        if (n >= 0) free(list);
+        note(n);
     }
     walking = 0;
     return NULL;

@@ -1,6 +1,6 @@
-//! `ftw` and `nftw`: glibc walks the tree with directory descriptors it
-//! opens and closes inside libc, where the runtime does not see them,
-//! between its calls of the program's function. Those descriptors take the
+//! `ftw`, `nftw` and `scandir`: glibc walks the tree (or reads the
+//! directory) with descriptors it opens and closes inside libc, where the
+//! runtime does not see them, between its calls of the program's functions. Those descriptors take the
 //! lowest free numbers, so another thread's `open` meanwhile gets another
 //! number depending on how far the walk has got.
 //!
@@ -28,10 +28,11 @@ pub(crate) type FtwFn = unsafe extern "C" fn(*const c_char, *const libc::stat, c
 pub(crate) type NftwFn =
     unsafe extern "C" fn(*const c_char, *const libc::stat, c_int, *mut c_void) -> c_int;
 
-/// The walk this thread is in: the program's function, the call site, and
-/// the open stretch with whether it took the descriptor lock.
+/// The walk this thread is in: the program's functions (scandir has two:
+/// its filter and its comparison), the call site, and the open stretch with
+/// whether it took the descriptor lock.
 struct Walk {
-    function: usize,
+    functions: [usize; 2],
     site: u64,
     stretch: Option<(Option<Stretch>, bool)>,
 }
@@ -52,9 +53,9 @@ fn end((stretch, taken): (Option<Stretch>, bool)) {
     }
 }
 
-/// Runs `run(trampolined)`, a walk calling the program's `function`, in
-/// stretches: `run(true)` hands libc the trampoline below instead of it.
-fn walk(function: usize, site: u64, run: impl FnOnce(bool) -> c_int) -> c_int {
+/// Runs `run(trampolined)`, a walk calling the program's `functions`, in
+/// stretches: `run(true)` hands libc the trampolines below instead.
+fn walk(functions: [usize; 2], site: u64, run: impl FnOnce(bool) -> c_int) -> c_int {
     if !crate::mode::active() {
         return run(false);
     }
@@ -62,7 +63,7 @@ fn walk(function: usize, site: u64, run: impl FnOnce(bool) -> c_int) -> c_int {
     // closed (its function is running); it goes on when this one is done.
     let outer = WALK.take();
     WALK.set(Some(Walk {
-        function,
+        functions,
         site,
         stretch: Some(begin(site)),
     }));
@@ -74,8 +75,9 @@ fn walk(function: usize, site: u64, run: impl FnOnce(bool) -> c_int) -> c_int {
     result
 }
 
-/// Ends the stretch, runs the program's function, begins the next one.
-fn call_back(call: impl FnOnce(usize) -> c_int) -> c_int {
+/// Ends the stretch, runs the program's function `which`, begins the next
+/// stretch.
+fn call_back(which: usize, call: impl FnOnce(usize) -> c_int) -> c_int {
     let Some(mut walk) = WALK.take() else {
         // Unreachable: the trampolines are only handed to libc by `walk`.
         return -1;
@@ -83,7 +85,7 @@ fn call_back(call: impl FnOnce(usize) -> c_int) -> c_int {
     if let Some(stretch) = walk.stretch.take() {
         end(stretch);
     }
-    let (function, site) = (walk.function, walk.site);
+    let (function, site) = (walk.functions[which], walk.site);
     WALK.set(Some(walk));
     let result = call(function);
     // The function's own walks restored this walk's state when they ended.
@@ -99,7 +101,7 @@ unsafe extern "C" fn ftw_trampoline(
     sb: *const libc::stat,
     flag: c_int,
 ) -> c_int {
-    call_back(|function| {
+    call_back(0, |function| {
         // SAFETY: `function` is the program's ftw function, as `walk` got it.
         let f: FtwFn = unsafe { core::mem::transmute(function) };
         // SAFETY: calling it with what libc passed.
@@ -113,7 +115,7 @@ unsafe extern "C" fn nftw_trampoline(
     flag: c_int,
     ftw: *mut c_void,
 ) -> c_int {
-    call_back(|function| {
+    call_back(0, |function| {
         // SAFETY: `function` is the program's nftw function, as `walk` got it.
         let f: NftwFn = unsafe { core::mem::transmute(function) };
         // SAFETY: calling it with what libc passed.
@@ -126,7 +128,7 @@ macro_rules! ftws {
         extern "C" fn $imp(dir: *const c_char, f: FtwFn, open_max: c_int, site: u64) -> c_int {
             let pick = |trampolined: bool| if trampolined { ftw_trampoline as FtwFn } else { f };
             // SAFETY: forwarding, with the trampoline that calls `f`.
-            walk(f as usize, site, |t| unsafe { real::$name(dir, pick(t), open_max) })
+            walk([f as usize, 0], site, |t| unsafe { real::$name(dir, pick(t), open_max) })
         }
         with_site!($name => $imp, "rcx");
     )*};
@@ -142,7 +144,7 @@ macro_rules! nftws {
         extern "C" fn $imp(dir: *const c_char, f: NftwFn, open_max: c_int, flags: c_int, site: u64) -> c_int {
             let pick = |trampolined: bool| if trampolined { nftw_trampoline as NftwFn } else { f };
             // SAFETY: forwarding, with the trampoline that calls `f`.
-            walk(f as usize, site, |t| unsafe { real::$name(dir, pick(t), open_max, flags) })
+            walk([f as usize, 0], site, |t| unsafe { real::$name(dir, pick(t), open_max, flags) })
         }
         with_site!($name => $imp, "r8");
     )*};
@@ -152,3 +154,88 @@ nftws! {
     nftw => nftw_impl;
     nftw64 => nftw64_impl;
 }
+
+/// `scandir`'s filter (`int (*)(const struct dirent *)`), or null.
+pub(crate) type FilterFn = Option<unsafe extern "C" fn(*const c_void) -> c_int>;
+/// `scandir`'s comparison (`int (*)(const struct dirent **, const struct
+/// dirent **)`), or null.
+pub(crate) type CompareFn = Option<unsafe extern "C" fn(*const c_void, *const c_void) -> c_int>;
+
+unsafe extern "C" fn filter_trampoline(entry: *const c_void) -> c_int {
+    call_back(0, |function| {
+        // SAFETY: `function` is the program's (non-null) filter.
+        let f: unsafe extern "C" fn(*const c_void) -> c_int =
+            unsafe { core::mem::transmute(function) };
+        // SAFETY: calling it with what libc passed.
+        unsafe { f(entry) }
+    })
+}
+
+unsafe extern "C" fn compare_trampoline(a: *const c_void, b: *const c_void) -> c_int {
+    call_back(1, |function| {
+        // SAFETY: `function` is the program's (non-null) comparison.
+        let f: unsafe extern "C" fn(*const c_void, *const c_void) -> c_int =
+            unsafe { core::mem::transmute(function) };
+        // SAFETY: calling it with what libc passed.
+        unsafe { f(a, b) }
+    })
+}
+
+/// The functions libc gets: the trampolines when the walk is in stretches,
+/// the program's own otherwise; null stays null.
+fn scandir_functions(
+    trampolined: bool,
+    filter: FilterFn,
+    compare: CompareFn,
+) -> (FilterFn, CompareFn) {
+    if !trampolined {
+        return (filter, compare);
+    }
+    (
+        filter.map(|_| filter_trampoline as unsafe extern "C" fn(*const c_void) -> c_int),
+        compare.map(|_| {
+            compare_trampoline as unsafe extern "C" fn(*const c_void, *const c_void) -> c_int
+        }),
+    )
+}
+
+fn scandir_addresses(filter: FilterFn, compare: CompareFn) -> [usize; 2] {
+    [
+        filter.map_or(0, |f| f as usize),
+        compare.map_or(0, |f| f as usize),
+    ]
+}
+
+macro_rules! scandirs {
+    ($($name:ident => $imp:ident;)*) => {$(
+        extern "C" fn $imp(dir: *const c_char, list: *mut c_void, filter: FilterFn, compare: CompareFn, site: u64) -> c_int {
+            // SAFETY: forwarding, with the trampolines that call the program's functions.
+            walk(scandir_addresses(filter, compare), site, |t| unsafe {
+                let (filter, compare) = scandir_functions(t, filter, compare);
+                real::$name(dir, list, filter, compare)
+            })
+        }
+        with_site!($name => $imp, "r8");
+    )*};
+}
+
+scandirs! {
+    scandir => scandir_impl;
+    scandir64 => scandir64_impl;
+}
+
+extern "C" fn scandirat_impl(
+    dir_fd: c_int,
+    dir: *const c_char,
+    list: *mut c_void,
+    filter: FilterFn,
+    compare: CompareFn,
+    site: u64,
+) -> c_int {
+    // SAFETY: forwarding, with the trampolines that call the program's functions.
+    walk(scandir_addresses(filter, compare), site, |t| unsafe {
+        let (filter, compare) = scandir_functions(t, filter, compare);
+        real::scandirat(dir_fd, dir, list, filter, compare)
+    })
+}
+with_site!(scandirat => scandirat_impl, "r9");
