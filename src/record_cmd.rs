@@ -153,7 +153,8 @@ fn wrapper_help(lang: Language) -> String {
     format!(
         "rr-lite {word} ARGS... (or {one_word} ARGS...): runs the real compiler with ARGS, \
          every argument its own (--help included), adding -fsanitize=thread when it \
-         compiles and, when it links, the rr-lite runtime in place of libtsan (with an rpath \
+         compiles (without the function entry and exit hooks, which the runtime does not \
+         need; with clang also the read-before-write hooks) and, when it links, the rr-lite runtime in place of libtsan (with an rpath \
          to the runtime's cache directory). In a build: {make_var}=\"rr-lite {word}\" make, \
          or {make_var}={one_word} where one word is needed.\n\n\
          Environment:\n  \

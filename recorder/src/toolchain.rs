@@ -126,6 +126,13 @@ fn compiles_source(args: &[OsString]) -> bool {
 /// hook sits at the write, after the read.)
 const CLANG_READS_BEFORE_WRITES: [&str; 2] = ["-mllvm", "-tsan-instrument-read-before-write=1"];
 
+/// The runtime needs no hook at function entry and exit (no event is
+/// logged there: a thread's stripes are given back at its next access or
+/// interposed call instead), and on call-heavy code they are a tenth of the
+/// instructions run (SCTBench's qsort_mt: 48.5 M to 43.3 M under callgrind).
+const GCC_NO_FUNCTION_HOOKS: &str = "--param=tsan-instrument-func-entry-exit=0";
+const CLANG_NO_FUNCTION_HOOKS: [&str; 2] = ["-mllvm", "-tsan-instrument-func-entry-exit=false"];
+
 /// The flags rr-lite adds to a compiler invocation. Without an input file
 /// nothing is linked (`cc --version`, or a mistake the compiler reports as
 /// it would without rr-lite): no link flags, which would make it link.
@@ -135,6 +142,9 @@ pub fn added_flags(args: &[OsString], clang: bool, runtime_dir: &std::path::Path
     let mut flags: Vec<OsString> = vec!["-fsanitize=thread".into()];
     if clang && compiles_source(args) {
         flags.extend(CLANG_READS_BEFORE_WRITES.map(OsString::from));
+        flags.extend(CLANG_NO_FUNCTION_HOOKS.map(OsString::from));
+    } else if compiles_source(args) {
+        flags.push(GCC_NO_FUNCTION_HOOKS.into());
     }
     if !is_compile_only(args) && has_input(args) {
         let mut lib_dir = OsString::from("-L");
@@ -189,11 +199,19 @@ mod tests {
             args(&[
                 "-fsanitize=thread",
                 "-mllvm",
-                "-tsan-instrument-read-before-write=1"
+                "-tsan-instrument-read-before-write=1",
+                "-mllvm",
+                "-tsan-instrument-func-entry-exit=false"
             ])
         );
         let f = added_flags(&args(&["-O2", "-c", "x.c"]), false, dir);
-        assert_eq!(f, args(&["-fsanitize=thread"]));
+        assert_eq!(
+            f,
+            args(&[
+                "-fsanitize=thread",
+                "--param=tsan-instrument-func-entry-exit=0"
+            ])
+        );
         let f = added_flags(&args(&["x.o", "-o", "x"]), false, dir);
         assert_eq!(
             f,
