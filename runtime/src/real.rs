@@ -123,6 +123,10 @@ real_functions! {
     fn time(t: *mut libc::time_t) -> libc::time_t;
     fn clock_gettime(clock: libc::clockid_t, ts: *mut timespec) -> c_int;
     fn gettimeofday(tv: *mut libc::timeval, tz: *mut c_void) -> c_int;
+    fn clock() -> libc::clock_t;
+    fn times(buf: *mut libc::tms) -> libc::clock_t;
+    fn timespec_get(ts: *mut timespec, base: c_int) -> c_int;
+    fn getrusage(who: c_int, usage: *mut libc::rusage) -> c_int;
     fn getpid() -> libc::pid_t;
     fn exit(status: c_int) -> ();
     fn _exit(status: c_int) -> ();

@@ -1,7 +1,10 @@
 /* Values from outside: time, clock_gettime, gettimeofday, getpid, and rand
- * seeded from them, called from several threads. Replay must return the
- * recorded values. */
+ * seeded from them, called from several threads; and the processor times
+ * (clock, times, getrusage) and C11 timespec_get, which glibc reads inside
+ * libc. Replay must return the recorded values. */
 #include <pthread.h>
+#include <sys/resource.h>
+#include <sys/times.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/time.h>
@@ -42,5 +45,17 @@ int main(void) {
     for (long i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, worker, (void *)i);
     for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
     for (int i = 0; i < THREADS; i++) printf("%s\n", lines[i]);
+    volatile double spin = 0;
+    for (int i = 0; i < 200000; i++) spin += i * 0.5;
+    struct tms tm;
+    clock_t ticks = times(&tm);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    struct timespec c11;
+    timespec_get(&c11, TIME_UTC);
+    printf("clock %ld times %ld %ld %ld rusage %ld.%06ld %ld maxrss %ld c11 %ld.%09ld\n",
+           (long)clock(), (long)ticks, (long)tm.tms_utime, (long)tm.tms_stime,
+           (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec, ru.ru_minflt, ru.ru_maxrss,
+           (long)c11.tv_sec, c11.tv_nsec);
     return 0;
 }

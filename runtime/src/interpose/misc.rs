@@ -178,6 +178,118 @@ extern "C" fn gettimeofday_impl(tv: *mut timeval, tz: *mut c_void, site: u64) ->
 }
 with_site!(gettimeofday => gettimeofday_impl, "rdx");
 
+/// `clock()`: the process's processor time, which glibc reads inside libc
+/// (not through the interposed clock_gettime).
+extern "C" fn clock_impl(site: u64) -> libc::clock_t {
+    // SAFETY: forwarding.
+    events::log_clock_value(site, || unsafe { real::clock() } as u64) as libc::clock_t
+}
+with_site!(clock => clock_impl, "rdi");
+
+/// Several values read at once from outside: the call's, then each value,
+/// one clock event apiece (at replay, each the recorded one).
+fn clock_values<const N: usize>(site: u64, read: impl FnOnce(&mut [u64; N])) -> [u64; N] {
+    let mut now = [0u64; N];
+    let mut read = Some(read);
+    let mut out = [0u64; N];
+    for (i, value) in out.iter_mut().enumerate() {
+        *value = events::log_clock_value(site, || {
+            if let Some(read) = read.take() {
+                read(&mut now);
+            }
+            now[i]
+        });
+    }
+    out
+}
+
+/// `times()`: the return value and the four times, read inside libc.
+extern "C" fn times_impl(buf: *mut libc::tms, site: u64) -> libc::clock_t {
+    let [ret, user, system, children_user, children_system] = clock_values(site, |now| {
+        let mut t = libc::tms {
+            tms_utime: 0,
+            tms_stime: 0,
+            tms_cutime: 0,
+            tms_cstime: 0,
+        };
+        // SAFETY: forwarding into a local.
+        let r = unsafe { real::times(&mut t) };
+        *now = [
+            r as u64,
+            t.tms_utime as u64,
+            t.tms_stime as u64,
+            t.tms_cutime as u64,
+            t.tms_cstime as u64,
+        ];
+    });
+    if !buf.is_null() && ret as libc::clock_t != -1 {
+        // SAFETY: the caller's output pointer.
+        unsafe {
+            *buf = libc::tms {
+                tms_utime: user as libc::clock_t,
+                tms_stime: system as libc::clock_t,
+                tms_cutime: children_user as libc::clock_t,
+                tms_cstime: children_system as libc::clock_t,
+            }
+        };
+    }
+    ret as libc::clock_t
+}
+with_site!(times => times_impl, "rsi");
+
+/// C11 `timespec_get`: glibc reads the clock inside libc.
+extern "C" fn timespec_get_impl(ts: *mut timespec, base: c_int, site: u64) -> c_int {
+    let [ret, ns] = clock_values(site, |now| {
+        let mut t = timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: forwarding into a local.
+        let r = unsafe { real::timespec_get(&mut t, base) };
+        *now = [
+            r as u64,
+            (t.tv_sec as u64)
+                .wrapping_mul(NANOS)
+                .wrapping_add(t.tv_nsec as u64),
+        ];
+    });
+    if ret != 0 && !ts.is_null() {
+        // SAFETY: the caller's output pointer.
+        unsafe {
+            *ts = timespec {
+                tv_sec: (ns / NANOS) as libc::time_t,
+                tv_nsec: (ns % NANOS) as libc::c_long,
+            }
+        };
+    }
+    ret as c_int
+}
+with_site!(timespec_get => timespec_get_impl, "rdx");
+
+/// `getrusage()`: the result and the whole `struct rusage` (its times and
+/// its counters all differ from run to run), as 8-byte words.
+extern "C" fn getrusage_impl(who: c_int, usage: *mut libc::rusage, site: u64) -> c_int {
+    const WORDS: usize = core::mem::size_of::<libc::rusage>() / 8;
+    let values = clock_values::<{ WORDS + 1 }>(site, |now| {
+        // SAFETY: rusage is plain integers; all zeroes is a valid value.
+        let mut r: libc::rusage = unsafe { core::mem::zeroed() };
+        // SAFETY: forwarding into a local.
+        now[0] = unsafe { real::getrusage(who, &mut r) } as u64;
+        // SAFETY: rusage is WORDS 8-byte integers (transmute checks the size).
+        let words: [u64; WORDS] = unsafe { core::mem::transmute(r) };
+        now[1..].copy_from_slice(&words);
+    });
+    let ret = values[0] as c_int;
+    if ret == 0 && !usage.is_null() {
+        let mut words = [0u64; WORDS];
+        words.copy_from_slice(&values[1..]);
+        // SAFETY: the caller's output pointer; the words make a rusage.
+        unsafe { *usage = core::mem::transmute::<[u64; WORDS], libc::rusage>(words) };
+    }
+    ret
+}
+with_site!(getrusage => getrusage_impl, "rdx");
+
 extern "C" fn getpid_impl(site: u64) -> libc::pid_t {
     // SAFETY: forwarding.
     events::log_outside_value(site, || unsafe { real::getpid() } as u64) as libc::pid_t
