@@ -78,7 +78,8 @@ pub(crate) fn initialise(argv: *const *const c_char, envp: *const *const c_char)
 /// it, so only the recorder's end sends the signal. If the recorder is
 /// already gone (the program was adopted by init), stop now.
 fn die_with_the_supervisor() {
-    // SAFETY: prctl with an integer argument; getppid cannot fail.
+    // SAFETY: prctl with an integer argument; getppid cannot fail (raw:
+    // the program's getppid is interposed, an event).
     unsafe {
         libc::prctl(
             libc::PR_SET_PDEATHSIG,
@@ -87,7 +88,7 @@ fn die_with_the_supervisor() {
             0,
             0,
         );
-        if libc::getppid() == 1 {
+        if libc::syscall(libc::SYS_getppid) == 1 {
             libc::_exit(128 + libc::SIGKILL);
         }
     }

@@ -128,6 +128,8 @@ real_functions! {
     fn timespec_get(ts: *mut timespec, base: c_int) -> c_int;
     fn getrusage(who: c_int, usage: *mut libc::rusage) -> c_int;
     fn getpid() -> libc::pid_t;
+    fn getppid() -> libc::pid_t;
+    fn gettid() -> libc::pid_t;
     fn exit(status: c_int) -> ();
     fn _exit(status: c_int) -> ();
     fn _Exit(status: c_int) -> ();

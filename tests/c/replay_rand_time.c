@@ -1,7 +1,9 @@
-/* Values from outside: time, clock_gettime, gettimeofday, getpid, and rand
+/* Values from outside: time, clock_gettime, gettimeofday, getpid, getppid,
+ * gettid, and rand
  * seeded from them, called from several threads; and the processor times
  * (clock, times, getrusage) and C11 timespec_get, which glibc reads inside
  * libc. Replay must return the recorded values. */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <sys/resource.h>
 #include <sys/times.h>
@@ -22,9 +24,10 @@ static void *worker(void *arg) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     int a = rand(), b = rand();
     long r = random();
+    int tid = gettid() - getpid();
     pthread_mutex_lock(&m);
-    snprintf(lines[id], sizeof lines[id], "thread %ld mono %ld.%09ld rand %d %d random %ld", id,
-             (long)ts.tv_sec, ts.tv_nsec, a, b, r);
+    snprintf(lines[id], sizeof lines[id], "thread %ld mono %ld.%09ld rand %d %d random %ld tid +%d",
+             id, (long)ts.tv_sec, ts.tv_nsec, a, b, r, tid);
     pthread_mutex_unlock(&m);
     return NULL;
 }
@@ -38,8 +41,9 @@ int main(void) {
     int pid = getpid();
     srand((unsigned)(ts.tv_nsec ^ tv.tv_usec ^ pid));
     srandom((unsigned)(ts.tv_nsec * 7 + now));
-    printf("time %ld realtime %ld.%09ld tod %ld.%06ld pid %d\n", (long)now, (long)ts.tv_sec,
-           ts.tv_nsec, (long)tv.tv_sec, (long)tv.tv_usec, pid);
+    printf("time %ld realtime %ld.%09ld tod %ld.%06ld pid %d ppid %d tid %d\n", (long)now,
+           (long)ts.tv_sec, ts.tv_nsec, (long)tv.tv_sec, (long)tv.tv_usec, pid, getppid(),
+           gettid() - pid);
     printf("main rand %d %d\n", rand(), rand());
     pthread_t t[THREADS];
     for (long i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, worker, (void *)i);

@@ -296,6 +296,20 @@ extern "C" fn getpid_impl(site: u64) -> libc::pid_t {
 }
 with_site!(getpid => getpid_impl, "rdi");
 
+extern "C" fn getppid_impl(site: u64) -> libc::pid_t {
+    // SAFETY: forwarding.
+    events::log_outside_value(site, || unsafe { real::getppid() } as u64) as libc::pid_t
+}
+with_site!(getppid => getppid_impl, "rdi");
+
+/// The kernel's id of the calling thread (glibc 2.30's wrapper; a raw
+/// `syscall(SYS_gettid)` is not seen).
+extern "C" fn gettid_impl(site: u64) -> libc::pid_t {
+    // SAFETY: forwarding.
+    events::log_outside_value(site, || unsafe { real::gettid() } as u64) as libc::pid_t
+}
+with_site!(gettid => gettid_impl, "rdi");
+
 /// exit() runs the program's exit handlers, which may still do recorded
 /// work: the exit event is logged by our own handler, registered first and
 /// so run last (see init::at_exit); here only the site is kept for it.
