@@ -29,6 +29,17 @@ pub(crate) fn resolve(slot: &AtomicUsize, name: &'static str) -> usize {
     addr
 }
 
+/// `ftw`'s function (and `ftw64`'s: `struct stat64` is `struct stat` here).
+pub(crate) type FtwFn = unsafe extern "C" fn(*const c_char, *const libc::stat, c_int) -> c_int;
+/// `nftw`'s function (its last argument, a `struct FTW *`, passed through).
+pub(crate) type NftwFn =
+    unsafe extern "C" fn(*const c_char, *const libc::stat, c_int, *mut c_void) -> c_int;
+/// `scandir`'s filter (`int (*)(const struct dirent *)`), or null.
+pub(crate) type FilterFn = Option<unsafe extern "C" fn(*const c_void) -> c_int>;
+/// `scandir`'s comparison (`int (*)(const struct dirent **, const struct
+/// dirent **)`), or null.
+pub(crate) type CompareFn = Option<unsafe extern "C" fn(*const c_void, *const c_void) -> c_int>;
+
 macro_rules! real_functions {
     ($( fn $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty; )*) => { paste::paste! {
         $( #[allow(non_upper_case_globals)] static [<SLOT_ $name>]: AtomicUsize = AtomicUsize::new(0); )*
@@ -186,13 +197,13 @@ real_functions! {
     fn recvfrom(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int, from: *mut libc::sockaddr, len: *mut libc::socklen_t) -> ssize_t;
     fn getrandom(buf: *mut c_void, n: size_t, flags: libc::c_uint) -> ssize_t;
     fn readv(fd: c_int, iov: *const libc::iovec, count: c_int) -> ssize_t;
-    fn ftw(dir: *const c_char, f: crate::interpose::walk::FtwFn, open_max: c_int) -> c_int;
-    fn ftw64(dir: *const c_char, f: crate::interpose::walk::FtwFn, open_max: c_int) -> c_int;
-    fn nftw(dir: *const c_char, f: crate::interpose::walk::NftwFn, open_max: c_int, flags: c_int) -> c_int;
-    fn nftw64(dir: *const c_char, f: crate::interpose::walk::NftwFn, open_max: c_int, flags: c_int) -> c_int;
-    fn scandir(dir: *const c_char, list: *mut c_void, filter: crate::interpose::walk::FilterFn, compare: crate::interpose::walk::CompareFn) -> c_int;
-    fn scandir64(dir: *const c_char, list: *mut c_void, filter: crate::interpose::walk::FilterFn, compare: crate::interpose::walk::CompareFn) -> c_int;
-    fn scandirat(dir_fd: c_int, dir: *const c_char, list: *mut c_void, filter: crate::interpose::walk::FilterFn, compare: crate::interpose::walk::CompareFn) -> c_int;
+    fn ftw(dir: *const c_char, f: FtwFn, open_max: c_int) -> c_int;
+    fn ftw64(dir: *const c_char, f: FtwFn, open_max: c_int) -> c_int;
+    fn nftw(dir: *const c_char, f: NftwFn, open_max: c_int, flags: c_int) -> c_int;
+    fn nftw64(dir: *const c_char, f: NftwFn, open_max: c_int, flags: c_int) -> c_int;
+    fn scandir(dir: *const c_char, list: *mut c_void, filter: FilterFn, compare: CompareFn) -> c_int;
+    fn scandir64(dir: *const c_char, list: *mut c_void, filter: FilterFn, compare: CompareFn) -> c_int;
+    fn scandirat(dir_fd: c_int, dir: *const c_char, list: *mut c_void, filter: FilterFn, compare: CompareFn) -> c_int;
     fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int) -> ssize_t;
 }
 

@@ -151,6 +151,23 @@ pub(crate) fn before_blocking() {
     });
 }
 
+/// [`before_blocking`] where the thread goes back into a library's own
+/// wait that the runtime does not see (an OpenMP member returning to its
+/// runtime's dock): replay does not stop there even after the thread's last
+/// recorded event, since the library still has work to do (the team's final
+/// barrier the starting thread waits for).
+pub(crate) fn before_hidden_wait() {
+    with_tracked(|t, mode| {
+        busy(t, || match mode {
+            Mode::Replay => replay::publish_all_and_go_on(&t.replay),
+            _ => {
+                finish_previous(t, mode);
+                crate::chaos::blocking(t.id.get());
+            }
+        })
+    });
+}
+
 /// A real call that may block until time passes or input arrives, and is
 /// not itself an event (sleep, poll, read): record releases the thread's
 /// stripes; replay publishes everything and marks the thread sleeping,

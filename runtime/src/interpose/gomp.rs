@@ -345,8 +345,31 @@ macro_rules! lock_pairs {
 lock_pairs! {
     GOMP_critical_start => critical_start_impl, GOMP_critical_end => critical_end_impl, pseudo::OMP_CRITICAL;
     GOMP_atomic_start => atomic_start_impl, GOMP_atomic_end => atomic_end_impl, pseudo::OMP_ATOMIC;
-    GOMP_ordered_start => ordered_start_impl, GOMP_ordered_end => ordered_end_impl, pseudo::OMP_ORDERED;
 }
+
+/// An `ordered` region's start: a lock whose real wait ends when the
+/// thread before it in the loop's order takes its next chunk (libgomp posts
+/// this thread's semaphore inside that work-sharing call). So the lock is on
+/// `OMP_WORKSHARE`, the address of that call: the recorded dependency puts
+/// the region after the hand-out in every replay order (sequential replay
+/// would otherwise give the region's turn first and wait in libgomp with
+/// it); its clock is past every thread's for the merged order.
+unsafe extern "C" fn ordered_start_impl(site: u64) {
+    lock(pseudo::OMP_WORKSHARE, site, || {
+        // SAFETY: forwarding.
+        unsafe { real::GOMP_ordered_start() };
+        crate::events::after_hidden_sync_with_all();
+    });
+}
+with_site!(GOMP_ordered_start => ordered_start_impl, "rdi");
+
+unsafe extern "C" fn ordered_end_impl(site: u64) {
+    // SAFETY: forwarding.
+    unlock(pseudo::OMP_WORKSHARE, site, || unsafe {
+        real::GOMP_ordered_end()
+    });
+}
+with_site!(GOMP_ordered_end => ordered_end_impl, "rdi");
 
 unsafe extern "C" fn critical_name_start_impl(name: *mut *mut c_void, site: u64) {
     // SAFETY: forwarding; `name` is the program's lock variable, whose

@@ -338,15 +338,20 @@ with_site!(__kmpc_end_critical => end_critical_impl, "rcx");
 unsafe extern "C" fn ordered_impl(loc: Ident, gtid: i32, site: u64) {
     prepare();
     // SAFETY: forwarding.
-    openmp::lock(pseudo::OMP_ORDERED, site, || unsafe {
-        real::__kmpc_ordered(loc, gtid)
+    // The wait ends when the thread before this one in the loop's order
+    // finishes its chunk (`__kmpc_dispatch_fini_*`, a work-sharing call):
+    // on that call's address, as libgomp's (`gomp::ordered_start_impl`).
+    openmp::lock(pseudo::OMP_WORKSHARE, site, || {
+        // SAFETY: forwarding.
+        unsafe { real::__kmpc_ordered(loc, gtid) };
+        crate::events::after_hidden_sync_with_all();
     });
 }
 with_site!(__kmpc_ordered => ordered_impl, "rdx");
 
 unsafe extern "C" fn end_ordered_impl(loc: Ident, gtid: i32, site: u64) {
     // SAFETY: forwarding.
-    openmp::unlock(pseudo::OMP_ORDERED, site, || unsafe {
+    openmp::unlock(pseudo::OMP_WORKSHARE, site, || unsafe {
         real::__kmpc_end_ordered(loc, gtid)
     });
 }

@@ -129,6 +129,11 @@ pub(crate) fn member(site: u64, body: impl FnOnce()) {
     events::log_event(EventKind::BarrierDepart, pseudo::OMP_FORK, 0, site, 0);
     body();
     events::log_event(EventKind::BarrierArrive, pseudo::OMP_JOIN, 0, site, 0);
+    // The member goes back to the runtime's dock, where it sleeps until the
+    // next region: record gives its stripes back, sequential replay passes
+    // the turn on (else the next turn's owner waits until the sleeping
+    // member's turn is taken for done, milliseconds per region).
+    events::before_hidden_wait();
 }
 
 /// Runs a parallel region (`start` calls the OpenMP runtime with the

@@ -19,14 +19,8 @@ use core::ffi::{c_char, c_int, c_void};
 use rr_lite_trace::{EventKind, pseudo};
 
 use crate::events::{self, Stretch};
-use crate::real;
+use crate::real::{self, CompareFn, FilterFn, FtwFn, NftwFn};
 use crate::site::with_site;
-
-/// `ftw`'s function (and `ftw64`'s: `struct stat64` is `struct stat` here).
-pub(crate) type FtwFn = unsafe extern "C" fn(*const c_char, *const libc::stat, c_int) -> c_int;
-/// `nftw`'s function (its last argument, a `struct FTW *`, passed through).
-pub(crate) type NftwFn =
-    unsafe extern "C" fn(*const c_char, *const libc::stat, c_int, *mut c_void) -> c_int;
 
 /// The walk this thread is in: the program's functions (scandir has two:
 /// its filter and its comparison), the call site, and the open stretch with
@@ -154,12 +148,6 @@ nftws! {
     nftw => nftw_impl;
     nftw64 => nftw64_impl;
 }
-
-/// `scandir`'s filter (`int (*)(const struct dirent *)`), or null.
-pub(crate) type FilterFn = Option<unsafe extern "C" fn(*const c_void) -> c_int>;
-/// `scandir`'s comparison (`int (*)(const struct dirent **, const struct
-/// dirent **)`), or null.
-pub(crate) type CompareFn = Option<unsafe extern "C" fn(*const c_void, *const c_void) -> c_int>;
 
 unsafe extern "C" fn filter_trampoline(entry: *const c_void) -> c_int {
     call_back(0, |function| {
