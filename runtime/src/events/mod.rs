@@ -140,9 +140,15 @@ pub(crate) fn pass_hook() {
 /// read, poll): record releases the thread's stripes; replay publishes all
 /// its events as done.
 pub(crate) fn before_blocking() {
+    before_wait(replay::publish_all);
+}
+
+/// Record: gives back the stripes and tells the chaos scheduler; replay:
+/// `publish` (all the thread's events done, passing its turn on).
+fn before_wait(publish: fn(&replay::ReplayThread)) {
     with_tracked(|t, mode| {
         busy(t, || match mode {
-            Mode::Replay => replay::publish_all(&t.replay),
+            Mode::Replay => publish(&t.replay),
             _ => {
                 finish_previous(t, mode);
                 crate::chaos::blocking(t.id.get());
@@ -157,15 +163,7 @@ pub(crate) fn before_blocking() {
 /// recorded event, since the library still has work to do (the team's final
 /// barrier the starting thread waits for).
 pub(crate) fn before_hidden_wait() {
-    with_tracked(|t, mode| {
-        busy(t, || match mode {
-            Mode::Replay => replay::publish_all_and_go_on(&t.replay),
-            _ => {
-                finish_previous(t, mode);
-                crate::chaos::blocking(t.id.get());
-            }
-        })
-    });
+    before_wait(replay::publish_all_and_go_on);
 }
 
 /// A real call that may block until time passes or input arrives, and is
