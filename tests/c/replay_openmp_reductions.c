@@ -22,8 +22,13 @@ int main(void) {
             #pragma omp section
             y += 10 * (1 + omp_get_thread_num());
         }
+#if !defined(__clang__) || __clang_major__ >= 16 /* `scope`: OpenMP 5.1 */
         #pragma omp scope reduction(+: z)
         z += omp_get_thread_num();
+#else
+        #pragma omp atomic
+        z += omp_get_thread_num();
+#endif
         #pragma omp taskgroup task_reduction(+: w)
         {
             #pragma omp single
