@@ -238,9 +238,11 @@ pub mod pseudo {
     pub const OMP_CRITICAL: u64 = BASE + 8 * STRIDE;
     /// OpenMP `atomic` constructs that libgomp implements with its lock.
     pub const OMP_ATOMIC: u64 = BASE + 9 * STRIDE;
-    /// OpenMP worksharing state: loop chunks, sections, `single` winners.
+    /// OpenMP worksharing state: loop chunks, sections, `single` winners,
+    /// cancellation, and the locks of `ordered` regions.
     pub const OMP_WORKSHARE: u64 = BASE + 10 * STRIDE;
-    /// OpenMP `ordered` regions.
+    /// OpenMP `ordered` regions, in traces recorded before their locks
+    /// moved to [`OMP_WORKSHARE`] (which releases them).
     pub const OMP_ORDERED: u64 = BASE + 11 * STRIDE;
     const FD_BASE: u64 = BASE + 0x1000_0000;
     const THREAD_START_BASE: u64 = BASE + 0x2000_0000;
