@@ -13,6 +13,7 @@
 
 pub mod debug;
 mod error;
+mod hidden_waits;
 pub mod inputs;
 mod leftovers;
 mod places;

@@ -21,12 +21,17 @@ use rr_lite_trace::plan::{
 use rr_lite_trace::{ACCESS_HASH_SEED, EventKind, RecordedEvent, TraceDir, fold_access_hash};
 
 use crate::ReplayError;
+use crate::hidden_waits::ClockedPoints;
 use crate::runs::ThreadSchedule;
 
 type Writer = PlanWriter<BufWriter<File>>;
 
-/// Marks a complete plan directory.
+/// Marks a complete plan directory; holds [`BUILDER_VERSION`].
 const COMPLETE_FILE: &str = "complete";
+/// How plans are built from a split: bumped when a change makes the plans
+/// already in traces wrong (2: sequential plans move blocking calls' waits
+/// to the events nested in them), so they are built again.
+const BUILDER_VERSION: &str = "2\n";
 
 /// Returns the directory of up-to-date plans of `variant`, building them
 /// (and the split, if the trace has not been split yet) when needed: in the
@@ -69,7 +74,7 @@ pub fn ensure_plans(
         let _ = std::fs::remove_dir_all(&tmp);
         return Err(e);
     }
-    rr_lite_trace::private::write(&tmp.join(COMPLETE_FILE), "")
+    rr_lite_trace::private::write(&tmp.join(COMPLETE_FILE), BUILDER_VERSION)
         .map_err(ReplayError::io("write", tmp.join(COMPLETE_FILE)))?;
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::rename(&tmp, &dir).map_err(ReplayError::io("move into place", &dir))?;
@@ -107,12 +112,18 @@ fn plans_verify(trace: &TraceDir, dir: &Path) -> bool {
     })
 }
 
-/// Plans exist, are complete, and are newer than the split they came from.
+/// Plans exist, are complete, were built the way this replayer builds them,
+/// and are newer than the split they came from.
 fn is_fresh(dir: &Path, source: Option<&Path>) -> bool {
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    let Some(built) = modified(&dir.join(COMPLETE_FILE)) else {
+    let stamp = dir.join(COMPLETE_FILE);
+    let Some(built) = modified(&stamp) else {
         return false;
     };
+    if rr_lite_trace::bounded::read(&stamp, 64).ok().as_deref() != Some(BUILDER_VERSION.as_bytes())
+    {
+        return false;
+    }
     source.is_none_or(|s| modified(s).is_some_and(|m| m <= built))
 }
 
@@ -186,7 +197,7 @@ fn parallel_points(
     t: u32,
     log: &ThreadLog,
     verify_all: bool,
-    mut emit: impl FnMut(PlanPoint) -> Result<(), ReplayError>,
+    mut emit: impl FnMut(PlanPoint, u64) -> Result<(), ReplayError>,
 ) -> Result<ThreadPoints, ReplayError> {
     let mut sync = log.sync_points.iter().peekable();
     let mut summary = ThreadPoints {
@@ -215,7 +226,7 @@ fn parallel_points(
                 p.flags |= flags::NOTIFY;
             }
         }
-        emit(p)?;
+        emit(p, e.clock)?;
     }
     if let Some(s) = sync.next() {
         return Err(ReplayError::SplitMismatch {
@@ -233,7 +244,7 @@ fn build_parallel(trace: &TraceDir, dir: &Path, verify_all: bool) -> Result<(), 
     let logs = read_logs(trace)?;
     for (t, log) in (0..trace.threads()).zip(&logs) {
         let mut writer = create_writer(dir, t, PlanMode::Parallel)?;
-        let summary = parallel_points(trace, t, log, verify_all, |p| {
+        let summary = parallel_points(trace, t, log, verify_all, |p, _| {
             writer
                 .push(&p)
                 .map_err(ReplayError::io("write", dir.join(plan_name(t))))
@@ -245,21 +256,35 @@ fn build_parallel(trace: &TraceDir, dir: &Path, verify_all: bool) -> Result<(), 
 
 /// Sequential plans: the parallel points (the dependency waits still hold,
 /// so a run cut short by a blocking call cannot reorder anything that
-/// conflicts) with the start of each run of the total order marked with its
-/// turn. A last process exit or fatal signal takes no turn: the runtime makes
+/// conflicts), with the waits of blocking calls' events also on the events
+/// nested in them (`crate::hidden_waits`), and the start of each run of the
+/// total order marked with its turn. A last process exit or fatal signal takes no turn: the runtime makes
 /// it wait for every other thread instead.
 fn build_sequential(trace: &TraceDir, dir: &Path) -> Result<(), ReplayError> {
     let logs = read_logs(trace)?;
     let mut threads = Vec::with_capacity(logs.len());
+    let mut clocks = Vec::with_capacity(logs.len());
     for (t, log) in (0..trace.threads()).zip(&logs) {
         let mut points = Vec::new();
-        let mut summary = parallel_points(trace, t, log, false, |p| {
+        let mut point_clocks = Vec::new();
+        let mut summary = parallel_points(trace, t, log, false, |p, clock| {
             points.push(p);
+            point_clocks.push(clock);
             Ok(())
         })?;
         summary.points = points;
         threads.push(summary);
+        clocks.push(point_clocks);
     }
+    let mut clocked: Vec<ClockedPoints<'_>> = threads
+        .iter_mut()
+        .zip(&clocks)
+        .map(|(th, clocks)| ClockedPoints {
+            points: &mut th.points,
+            clocks,
+        })
+        .collect();
+    crate::hidden_waits::hoist(&mut clocked);
     let schedule: Vec<ThreadSchedule> = threads
         .iter()
         .map(|th| ThreadSchedule {

@@ -1,0 +1,207 @@
+//! Sequential plans: the waits of a blocking call's event, moved forward to
+//! the events nested in the call that the recording had after the release.
+//!
+//! A call that blocks and is logged after it returns (a lock, an OpenMP
+//! `ordered` region, a barrier departure) may log events of its own while
+//! inside (libomp allocates before and after its wait). The splitter puts
+//! the dependency on the release (the unlock, the end of the previous
+//! region) at the call's event only, so the sequential total order
+//! (`crate::runs`), which runs a thread as far as its waits allow, could
+//! give a nested event that the recording had *after* the release a turn
+//! *before* it. Replay then deadlocks: the thread cannot reach that event
+//! until the release, which waits for a later turn.
+//!
+//! So each point `P` of thread `t` nested before such an event `L` (back to
+//! `t`'s previous blocking event, at most [`MAX_NESTED`] points) also waits,
+//! for each wait `(u, j)` of `L`, for the last point of `u` up to `j` that
+//! the recording ordered before `P` (Lamport `(clock, thread)`). The release
+//! itself is often no point (an unlock nobody waits for directly), but it
+//! lies in the run of `u` that this point starts or continues, which the
+//! total order then puts before `P`. The added waits only repeat the
+//! recorded order, so the total order still exists (the recording is one)
+//! and replay meets them without waiting on anything that waits on it.
+
+use rr_lite_trace::EventKind;
+use rr_lite_trace::plan::{PlanPoint, flags};
+
+/// Most points before a blocking event that take its waits: a call nests a
+/// few events (libomp: two formatted-message buffers), not thousands.
+pub(crate) const MAX_NESTED: usize = 64;
+
+/// Events logged after a real call that may block until another thread's
+/// release.
+fn after_blocking_call(kind: u8) -> bool {
+    [
+        EventKind::MutexLock,
+        EventKind::MutexTryLock,
+        EventKind::RwReadLock,
+        EventKind::RwWriteLock,
+        EventKind::CondWake,
+        EventKind::BarrierDepart,
+        EventKind::SemWait,
+        EventKind::SpinLock,
+        EventKind::ThreadJoin,
+    ]
+    .iter()
+    .any(|&k| k as u8 == kind)
+}
+
+/// One thread's points with the Lamport clock of each point's event.
+pub(crate) struct ClockedPoints<'a> {
+    pub points: &'a mut [PlanPoint],
+    pub clocks: &'a [u64],
+}
+
+/// Adds the waits described in the module doc, in place.
+pub(crate) fn hoist(threads: &mut [ClockedPoints<'_>]) {
+    let mut added = Vec::new();
+    for (t, th) in (0u32..).zip(threads.iter()) {
+        nested_waits(t, th, threads, &mut added);
+    }
+    for (t, n, (u, w)) in added {
+        add_wait(&mut threads[t as usize].points[n], (u, w));
+        // The waited point must publish its completion at once (the
+        // splitter marks only the points its own waits name).
+        let target = &mut threads[u as usize].points;
+        if let Ok(k) = target.binary_search_by_key(&w, |p| p.index) {
+            target[k].flags |= flags::NOTIFY;
+        }
+    }
+}
+
+/// The waits to add to thread `t`'s points: `(t, point position, wait)`.
+fn nested_waits(
+    t: u32,
+    th: &ClockedPoints<'_>,
+    all: &[ClockedPoints<'_>],
+    added: &mut Vec<(u32, usize, (u32, u64))>,
+) {
+    debug_assert_eq!(th.points.len(), th.clocks.len());
+    let mut previous_blocking = None;
+    for l in 0..th.points.len() {
+        if !after_blocking_call(th.points[l].kind) {
+            continue;
+        }
+        let floor = previous_blocking.map_or(0, |b| b + 1);
+        previous_blocking = Some(l);
+        let first = floor.max(l.saturating_sub(MAX_NESTED));
+        for &(u, j) in &th.points[l].waits {
+            let Some(other) = all.get(u as usize).filter(|_| u != t) else {
+                continue;
+            };
+            for n in first..l {
+                if let Some(w) = last_point_before(other, u, (th.clocks[n], t), j) {
+                    added.push((t, n, (u, w)));
+                }
+            }
+        }
+    }
+}
+
+/// The index of the last point of thread `u` (`th`), at most `upto`, that
+/// the recorded order has before `key`.
+fn last_point_before(th: &ClockedPoints<'_>, u: u32, key: (u64, u32), upto: u64) -> Option<u64> {
+    let before = th.clocks.partition_point(|&c| (c, u) < key);
+    let last = th.points[..before].partition_point(|p| p.index <= upto);
+    last.checked_sub(1).map(|k| th.points[k].index)
+}
+
+/// Adds wait `w` to `p` unless `p` already waits for that event or a later
+/// one of the same thread.
+fn add_wait(p: &mut PlanPoint, w: (u32, u64)) {
+    match p.waits.iter_mut().find(|x| x.0 == w.0) {
+        Some(x) => x.1 = x.1.max(w.1),
+        None => {
+            p.waits.push(w);
+            p.waits.sort_unstable();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(index: u64, kind: EventKind, waits: &[(u32, u64)]) -> PlanPoint {
+        PlanPoint {
+            index,
+            seq: u64::MAX,
+            kind: kind as u8,
+            waits: waits.to_vec(),
+            ..PlanPoint::default()
+        }
+    }
+
+    #[test]
+    fn nested_events_after_the_release_take_its_wait() {
+        // Thread 0 releases at event 5 (clock 50). Thread 1 allocates inside
+        // its lock call before (clock 40) and after (clock 60) the release,
+        // then logs the lock (clock 70), which waits for the release.
+        let mut t0 = vec![point(5, EventKind::MutexUnlock, &[])];
+        let mut t1 = vec![
+            point(1, EventKind::Alloc, &[]),
+            point(2, EventKind::Alloc, &[(0, 1)]),
+            point(3, EventKind::MutexLock, &[(0, 5)]),
+        ];
+        let (c0, c1) = (vec![50], vec![40, 60, 70]);
+        hoist(&mut [
+            ClockedPoints {
+                points: &mut t0,
+                clocks: &c0,
+            },
+            ClockedPoints {
+                points: &mut t1,
+                clocks: &c1,
+            },
+        ]);
+        assert!(t1[0].waits.is_empty(), "before the release: unchanged");
+        assert_eq!(t1[1].waits, vec![(0, 5)], "the later wait on thread 0 kept");
+        assert_eq!(t1[2].waits, vec![(0, 5)]);
+        assert_ne!(t0[0].flags & flags::NOTIFY, 0, "the release publishes");
+    }
+
+    #[test]
+    fn hoisting_stops_at_the_previous_blocking_event() {
+        let mut t0 = vec![point(9, EventKind::MutexUnlock, &[])];
+        let mut t1 = vec![
+            point(0, EventKind::Alloc, &[]),
+            point(1, EventKind::MutexLock, &[]),
+            point(2, EventKind::Free, &[]),
+            point(3, EventKind::MutexLock, &[(0, 9)]),
+        ];
+        let (c0, c1) = (vec![10], vec![20, 21, 22, 23]);
+        hoist(&mut [
+            ClockedPoints {
+                points: &mut t0,
+                clocks: &c0,
+            },
+            ClockedPoints {
+                points: &mut t1,
+                clocks: &c1,
+            },
+        ]);
+        assert!(t1[0].waits.is_empty());
+        assert!(t1[1].waits.is_empty());
+        assert_eq!(t1[2].waits, vec![(0, 9)]);
+    }
+
+    #[test]
+    fn a_wait_on_an_event_that_is_no_point_is_left_alone() {
+        let mut t0: Vec<PlanPoint> = Vec::new();
+        let mut t1 = vec![
+            point(0, EventKind::Alloc, &[]),
+            point(1, EventKind::MutexLock, &[(0, 3)]),
+        ];
+        hoist(&mut [
+            ClockedPoints {
+                points: &mut t0,
+                clocks: &[],
+            },
+            ClockedPoints {
+                points: &mut t1,
+                clocks: &[5, 6],
+            },
+        ]);
+        assert!(t1[0].waits.is_empty());
+    }
+}
