@@ -40,6 +40,9 @@ pub(crate) struct RecordThread {
     /// call made inside it (stdio's buffer, the new thread's DTV) nests
     /// instead of releasing that stripe.
     nest_depth: Cell<u32>,
+    /// Inside a blocking call whose event is logged after it returns: the
+    /// call's own events may come after a wait the runtime does not see.
+    in_blocking_call: Cell<bool>,
     /// Stripes locked by nested acquisitions, innermost last: a nested
     /// event on one of them (pthread_create's DTV allocation when the new
     /// thread's start stripe is the heap's) must not lock it again.
@@ -67,6 +70,7 @@ impl RecordThread {
             held_since: Cell::new(0),
             kept: Kept::new(),
             nest_depth: Cell::new(0),
+            in_blocking_call: Cell::new(false),
             nested: Cell::new([0; MAX_NESTED]),
             nested_len: Cell::new(0),
             nested_held: Cell::new(StripeSet::EMPTY),
@@ -288,6 +292,13 @@ impl RecordThread {
         site: u64,
         payload: u64,
     ) {
+        if self.in_blocking_call.get() {
+            // Logged after a wait no stripe shows (libomp formats a message
+            // after its `ordered` wait): its place in the global order must
+            // follow the release, as it did in time (see
+            // `replayer/src/hidden_waits.rs`).
+            self.clock_past_all_threads();
+        }
         let clock = if kind == EventKind::Time {
             // A value read from outside: nothing writes its pseudo-address,
             // so it needs no lock, only a place in program order.
@@ -420,6 +431,15 @@ impl RecordThread {
         crate::handover::leave_guard(self.id.get());
         self.release_nested_held();
         self.nest_depth.set(self.nest_depth.get() - 1);
+    }
+
+    /// Runs `op`, a blocking call whose event is logged after it, with the
+    /// events it logs itself ordered past every thread's (see `append_on`).
+    pub(crate) fn blocking_call<R>(&self, op: impl FnOnce() -> R) -> R {
+        let outer = self.in_blocking_call.replace(true);
+        let result = op();
+        self.in_blocking_call.set(outer);
+        result
     }
 
     /// Takes a clock past every clock any thread has published: after a

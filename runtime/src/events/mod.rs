@@ -446,7 +446,7 @@ pub(crate) fn log_after_lock_call<R>(
             };
             let result = taken.unwrap_or_else(|| {
                 before_blocking();
-                op()
+                on_tracked_thread(|t| t.record.blocking_call(op))
             });
             if let Some(payload) = event(&result) {
                 log_after_call(kind, addr, 0, site, || (), |_| payload);
