@@ -191,28 +191,26 @@ pub fn debug_event(args: &[OsString]) -> anyhow::Result<i32> {
 }
 
 /// The next event of `thread` from `index` on that waits for another
-/// thread, and what it waits for.
+/// thread, and what it waits for (from the kept plans, which the replay
+/// that came before this has built).
 fn next_sync_point(
     trace: &TraceDir,
     thread: u32,
     index: u64,
 ) -> anyhow::Result<Option<(u64, String)>> {
-    use rr_lite_splitter::{SPLIT_DIR, ThreadLog, replay_log_name};
-    let path = trace.path().join(SPLIT_DIR).join(replay_log_name(thread));
-    let log = ThreadLog::read(&path)?;
-    Ok(log
-        .sync_points
-        .into_iter()
-        .find(|p| p.index >= index && !p.waits.is_empty())
-        .map(|p| {
-            let list: Vec<String> = p
-                .waits
-                .iter()
-                .map(|w| format!("t{}:{}", w.thread, w.index))
-                .collect();
-            (
-                p.index,
-                format!("it waits there for {} to be done", list.join(", ")),
-            )
-        }))
+    use rr_lite_trace::plan::{KEPT_PLANS_DIR, PlanCursor, check_plan, plan_name};
+    let path = trace.path().join(KEPT_PLANS_DIR).join(plan_name(thread));
+    let bytes = rr_lite_trace::bounded::read(&path, 1 << 36)?;
+    let header =
+        check_plan(&bytes).map_err(|what| anyhow::anyhow!("{}: {what}", path.display()))?;
+    let mut cursor = PlanCursor::new(&bytes, header.points);
+    let next = std::iter::from_fn(|| cursor.next_point())
+        .find(|p| p.index >= index && p.waits().next().is_some());
+    Ok(next.map(|p| {
+        let list: Vec<String> = p.waits().map(|(t, i)| format!("t{t}:{i}")).collect();
+        (
+            p.index,
+            format!("it waits there for {} to be done", list.join(", ")),
+        )
+    }))
 }

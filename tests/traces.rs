@@ -345,7 +345,7 @@ fn files_linked_to_endless_devices_are_refused() {
 fn a_changed_byte_in_a_thread_log_is_caught() {
     let rec = common::record(&build("accounts"), &[]);
     assert_eq!(rec.status, 0, "{}", rec.describe());
-    for derived in ["split", "plans-parallel"] {
+    for derived in ["split", "plans"] {
         let _ = std::fs::remove_dir_all(rec.trace.join(derived));
     }
     let log = rec.trace.join("thread-0001.log");

@@ -1,13 +1,15 @@
-//! Replay plans (format in docs/FORMAT.md): one file per thread, built once
-//! per trace and way of replaying, kept in `<trace>/plans-<variant>/`.
+//! Replay plans (format in docs/FORMAT.md): one file per thread.
 //!
-//! - parallel: the splitter's sync points (waits, notify) merged with every
-//!   event whose recorded result replay needs (thread ids, trylock and wait
-//!   results, random and time values, heap addresses to check);
-//! - verify: the same plus a check of every event's kind and address;
-//! - sequential: the parallel points, plus the start of each run of the
-//!   total order (`crate::runs`) with its turn: a thread waits for its turn
-//!   at the start of a run and passes it on at the end.
+//! - kept, in `<trace>/plans/`, built once from the split (whose per-thread
+//!   logs are then removed): the splitter's sync points (waits, notify)
+//!   merged with every event whose recorded result replay needs (thread
+//!   ids, trylock and wait results, random and time values, heap addresses
+//!   to check), plus the start of each run of the sequential total order
+//!   (`crate::runs`) with its turn: in sequential replay a thread waits for
+//!   its turn at the start of a run and passes it on at the end; parallel
+//!   replay ignores the turns;
+//! - verify, built from the kept plans into the replay session for each
+//!   `--verify` replay: a checked point for every event.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -15,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 use rr_lite_splitter::{NoProgress, Notify, SplitOptions, ThreadLog};
 use rr_lite_trace::plan::{
-    PlanMode, PlanPoint, PlanVariant, PlanWriter, always_a_point, flags, plan_name,
-    replay_needs_payload,
+    KEPT_PLANS_DIR, OLD_PLAN_DIRS, PlanCursor, PlanMode, PlanPoint, PlanVariant, PlanWriter,
+    always_a_point, check_plan, flags, plan_name, replay_needs_payload,
 };
 use rr_lite_trace::{ACCESS_HASH_SEED, EventKind, RecordedEvent, TraceDir, fold_access_hash};
 
@@ -34,9 +36,10 @@ const COMPLETE_FILE: &str = "complete";
 const BUILDER_VERSION: &str = "2\n";
 
 /// Returns the directory of up-to-date plans of `variant`, building them
-/// (and the split, if the trace has not been split yet) when needed: in the
-/// trace, or in `session` (the replay's own directory) for plans that are
-/// not kept (`PlanVariant::kept_in_trace`).
+/// (and the split, if the trace has not been split yet) when needed: the
+/// plans kept in the trace, or for plans that are not kept
+/// (`PlanVariant::kept_in_trace`), built from those into `session` (the
+/// replay's own directory).
 pub fn ensure_plans(
     trace: &TraceDir,
     variant: PlanVariant,
@@ -44,12 +47,22 @@ pub fn ensure_plans(
 ) -> Result<PathBuf, ReplayError> {
     // Another replay or split of this trace may be writing the same files.
     let _lock = trace.lock_derived_files()?;
-    let home = if variant.kept_in_trace() {
-        trace.path()
-    } else {
-        session
-    };
-    let dir = home.join(variant.dir_name());
+    let kept = ensure_kept_plans(trace)?;
+    if variant.kept_in_trace() {
+        return Ok(kept);
+    }
+    let dir = session.join(variant.dir_name());
+    build_into_place(&dir, |tmp| build_verify(trace, &kept, tmp))?;
+    Ok(dir)
+}
+
+/// The kept plans (`KEPT_PLANS_DIR`), built from the split when missing,
+/// stale or damaged. Once built, the split's per-thread logs are removed
+/// (its statistics stay): the plans hold all they say, and a trace keeps
+/// one copy of its points (a new split is made if the plans must be built
+/// again).
+fn ensure_kept_plans(trace: &TraceDir) -> Result<PathBuf, ReplayError> {
+    let dir = trace.path().join(KEPT_PLANS_DIR);
     let split_stamp = trace
         .path()
         .join(rr_lite_splitter::SPLIT_DIR)
@@ -60,36 +73,46 @@ pub fn ensure_plans(
     if is_fresh(&dir, Some(split_stamp.as_path())) && plans_verify(trace, &dir) {
         return Ok(dir);
     }
-    let tmp = home.join(format!("{}.tmp{}", variant.dir_name(), std::process::id()));
-    let built = match build_into(trace, variant, &tmp) {
-        // A damaged split log (its checksum failed): the split is derived
-        // from the trace too, so it is made again, once.
+    build_into_place(&dir, |tmp| match build_kept(trace, tmp) {
+        // A split log damaged or removed (after the plans were last built):
+        // the split is derived from the trace too, so it is made again, once.
         Err(ReplayError::Split(_)) => {
             rr_lite_splitter::split_trace(trace, &SplitOptions::default(), &NoProgress)?;
-            build_into(trace, variant, &tmp)
+            build_kept(trace, tmp)
         }
         other => other,
-    };
-    if let Err(e) = built {
+    })?;
+    for t in 0..trace.threads() {
+        let log = trace
+            .path()
+            .join(rr_lite_splitter::SPLIT_DIR)
+            .join(rr_lite_splitter::replay_log_name(t));
+        let _ = std::fs::remove_file(log);
+    }
+    for old in OLD_PLAN_DIRS {
+        let _ = std::fs::remove_dir_all(trace.path().join(old));
+    }
+    Ok(dir)
+}
+
+/// Builds plans with `build` into a temporary directory beside `dir`, then
+/// marks them complete and moves them into place.
+fn build_into_place(
+    dir: &Path,
+    build: impl FnOnce(&Path) -> Result<(), ReplayError>,
+) -> Result<(), ReplayError> {
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.with_file_name(format!("{name}.tmp{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    rr_lite_trace::private::create_dir_all(&tmp).map_err(ReplayError::io("create", &tmp))?;
+    if let Err(e) = build(&tmp) {
         let _ = std::fs::remove_dir_all(&tmp);
         return Err(e);
     }
     rr_lite_trace::private::write(&tmp.join(COMPLETE_FILE), BUILDER_VERSION)
         .map_err(ReplayError::io("write", tmp.join(COMPLETE_FILE)))?;
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::rename(&tmp, &dir).map_err(ReplayError::io("move into place", &dir))?;
-    Ok(dir)
-}
-
-/// Builds the plans of `variant` into `tmp` (made anew).
-fn build_into(trace: &TraceDir, variant: PlanVariant, tmp: &Path) -> Result<(), ReplayError> {
-    let _ = std::fs::remove_dir_all(tmp);
-    rr_lite_trace::private::create_dir_all(tmp).map_err(ReplayError::io("create", tmp))?;
-    match variant {
-        PlanVariant::Sequential => build_sequential(trace, tmp),
-        PlanVariant::Parallel => build_parallel(trace, tmp, false).map(drop),
-        PlanVariant::Verify => build_parallel(trace, tmp, true).map(drop),
-    }
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::rename(&tmp, dir).map_err(ReplayError::io("move into place", dir))
 }
 
 /// Every thread's plan in `dir` is whole (its checksum matches) and is that
@@ -190,13 +213,12 @@ fn read_logs(trace: &TraceDir) -> Result<Vec<ThreadLog>, ReplayError> {
     Ok(logs)
 }
 
-/// The parallel points of thread `t` (sync points and recorded results;
-/// every event when `verify_all`), handed one by one to `emit`.
+/// The parallel points of thread `t` (sync points and recorded results),
+/// handed one by one to `emit` with their event's Lamport clock.
 fn parallel_points(
     trace: &TraceDir,
     t: u32,
     log: &ThreadLog,
-    verify_all: bool,
     mut emit: impl FnMut(PlanPoint, u64) -> Result<(), ReplayError>,
 ) -> Result<ThreadPoints, ReplayError> {
     let mut sync = log.sync_points.iter().peekable();
@@ -210,7 +232,7 @@ fn parallel_points(
         summary.hash = fold_access_hash(summary.hash, e.kind, e.addr);
         summary.ends_process = matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal);
         let sync_point = sync.next_if(|s| s.index == e.index);
-        if sync_point.is_none() && !verify_all && !always_a_point(e.kind) {
+        if sync_point.is_none() && !always_a_point(e.kind) {
             continue;
         }
         let mut p = point_for(&e);
@@ -240,34 +262,58 @@ fn parallel_points(
     Ok(summary)
 }
 
-fn build_parallel(trace: &TraceDir, dir: &Path, verify_all: bool) -> Result<(), ReplayError> {
-    let logs = read_logs(trace)?;
-    for (t, log) in (0..trace.threads()).zip(&logs) {
+/// Verify plans: a checked point for every event, with the waits and
+/// notifications of the kept plans' points (their turns left out: verify
+/// replays in parallel).
+fn build_verify(trace: &TraceDir, kept: &Path, dir: &Path) -> Result<(), ReplayError> {
+    /// Largest kept plan read (as `plans_verify`, which checked it).
+    const PLAN_LIMIT: u64 = 1 << 36;
+    for t in 0..trace.threads() {
+        let source = kept.join(plan_name(t));
+        let bytes = rr_lite_trace::bounded::read(&source, PLAN_LIMIT)
+            .map_err(|e| ReplayError::io("read", &source)(std::io::Error::other(e.to_string())))?;
+        let header = check_plan(&bytes).map_err(|what| ReplayError::SplitMismatch {
+            path: source.clone(),
+            what: what.to_string(),
+        })?;
+        let mut cursor = PlanCursor::new(&bytes, header.points);
+        let mut kept_points = std::iter::from_fn(|| cursor.next_point()).peekable();
         let mut writer = create_writer(dir, t, PlanMode::Parallel)?;
-        let summary = parallel_points(trace, t, log, verify_all, |p, _| {
+        let (mut count, mut hash) = (0, ACCESS_HASH_SEED);
+        for e in trace.thread_events(t)? {
+            let e = e?;
+            count += 1;
+            hash = fold_access_hash(hash, e.kind, e.addr);
+            let mut p = point_for(&e);
+            if let Some(k) = kept_points.next_if(|k| k.index == e.index) {
+                p.waits = k.waits().collect();
+                p.flags |= k.flags & flags::NOTIFY;
+            }
             writer
                 .push(&p)
-                .map_err(ReplayError::io("write", dir.join(plan_name(t))))
-        })?;
-        finish_writer(dir, t, writer, summary.count, summary.hash)?;
+                .map_err(ReplayError::io("write", dir.join(plan_name(t))))?;
+        }
+        finish_writer(dir, t, writer, count, hash)?;
     }
     Ok(())
 }
 
-/// Sequential plans: the parallel points (the dependency waits still hold,
-/// so a run cut short by a blocking call cannot reorder anything that
-/// conflicts), with the waits of blocking calls' events also on the events
-/// nested in them (`crate::hidden_waits`), and the start of each run of the
-/// total order marked with its turn. A last process exit or fatal signal takes no turn: the runtime makes
-/// it wait for every other thread instead.
-fn build_sequential(trace: &TraceDir, dir: &Path) -> Result<(), ReplayError> {
+/// The kept plans, for parallel and sequential replay: the parallel points
+/// (sync points and recorded results; in sequential replay the dependency
+/// waits still hold, so a run cut short by a blocking call cannot reorder
+/// anything that conflicts), with the waits of blocking calls' events also
+/// on the events nested in them (`crate::hidden_waits`), and the start of
+/// each run of the total order marked with its turn, which parallel replay
+/// ignores. A last process exit or fatal signal takes no turn: the runtime
+/// makes it wait for every other thread instead.
+fn build_kept(trace: &TraceDir, dir: &Path) -> Result<(), ReplayError> {
     let logs = read_logs(trace)?;
     let mut threads = Vec::with_capacity(logs.len());
     let mut clocks = Vec::with_capacity(logs.len());
     for (t, log) in (0..trace.threads()).zip(&logs) {
         let mut points = Vec::new();
         let mut point_clocks = Vec::new();
-        let mut summary = parallel_points(trace, t, log, false, |p, clock| {
+        let mut summary = parallel_points(trace, t, log, |p, clock| {
             points.push(p);
             point_clocks.push(clock);
             Ok(())

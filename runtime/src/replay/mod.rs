@@ -129,8 +129,17 @@ fn next_stop(r: &ReplayThread) -> u64 {
 /// Moves on to the plan's next point.
 fn advance(r: &ReplayThread) {
     let mut cursor = r.cursor.get();
-    r.next.set(cursor.next_point());
+    r.next.set(cursor.next_point().map(in_this_mode));
     r.cursor.set(cursor);
+}
+
+/// The point as this replay follows it: the kept plans serve parallel and
+/// sequential replay, and only sequential replay takes the turns.
+fn in_this_mode(mut p: Point<'static>) -> Point<'static> {
+    if !plan::takes_turns() {
+        p.flags &= !flags::SEQUENCED;
+    }
+    p
 }
 
 /// The plan's points from the next one on (a copy of the cursor: looking

@@ -10,7 +10,8 @@ use super::shared::{self, map_file};
 use crate::mode::PathSlot;
 use crate::sys;
 
-/// Where the plans of this replay are (`<trace>/plans-<variant>`).
+/// Where the plans of this replay are (`<trace>/plans`, or the session's
+/// `plans-verify`).
 static PLAN_DIR: PathSlot = PathSlot::new();
 
 /// A thread's plan.
@@ -59,6 +60,11 @@ pub(crate) fn set_plan_dir(trace: &[u8], session: &[u8]) -> bool {
     };
     let name = variant.dir_name().as_bytes();
     sys::join(home, name).is_some_and(|dir| PLAN_DIR.set(&dir[..home.len() + 1 + name.len()]))
+}
+
+/// Whether this replay takes the sequential turns its plans hold.
+pub(crate) fn takes_turns() -> bool {
+    PlanVariant::from_code(shared::header().plan_variant).is_some_and(PlanVariant::takes_turns)
 }
 
 /// Maps thread `t`'s plan.

@@ -59,17 +59,26 @@ pub mod flags {
     pub const ALL: u8 = NOTIFY | PAYLOAD | CHECK | SEQUENCED;
 }
 
-/// The plan directories a trace can have, one per way of replaying.
+/// The ways of replaying, each with the plans it reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
 pub enum PlanVariant {
-    /// Sync points and recorded results only.
+    /// The kept plans, their sequential turns ignored.
     Parallel = 1,
-    /// Every event, in the global order.
+    /// The kept plans, turns and all: one total order.
     Sequential = 2,
     /// Like parallel, plus a check of every event.
     Verify = 3,
 }
+
+/// Directory of the plans kept in a trace: one set serves parallel and
+/// sequential replay (parallel replay ignores the turns), so a trace keeps
+/// one copy of its points, not one per way of replaying.
+pub const KEPT_PLANS_DIR: &str = "plans";
+
+/// Plan directories of earlier versions (one per way of replaying), removed
+/// when the kept plans are built.
+pub const OLD_PLAN_DIRS: [&str; 2] = ["plans-parallel", "plans-sequential"];
 
 impl PlanVariant {
     pub fn from_code(code: u32) -> Option<PlanVariant> {
@@ -93,10 +102,14 @@ impl PlanVariant {
     /// the replay session's directory).
     pub fn dir_name(self) -> &'static str {
         match self {
-            PlanVariant::Parallel => "plans-parallel",
-            PlanVariant::Sequential => "plans-sequential",
+            PlanVariant::Parallel | PlanVariant::Sequential => KEPT_PLANS_DIR,
             PlanVariant::Verify => "plans-verify",
         }
+    }
+
+    /// Whether replay waits for the sequential turns the plans hold.
+    pub fn takes_turns(self) -> bool {
+        self == PlanVariant::Sequential
     }
 }
 

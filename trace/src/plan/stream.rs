@@ -189,6 +189,20 @@ impl<'a> Point<'a> {
             index: self.index,
         }
     }
+
+    /// The point as the writer takes it (fields its flags do not store are
+    /// 0, `seq` `u64::MAX`).
+    pub fn to_plan_point(&self) -> PlanPoint {
+        PlanPoint {
+            index: self.index,
+            seq: self.seq,
+            addr: self.addr,
+            payload: self.payload,
+            kind: self.kind,
+            flags: self.flags,
+            waits: self.waits().collect(),
+        }
+    }
 }
 
 /// Iterates over a point's waits.
