@@ -1,5 +1,7 @@
-//! Sequential plans: the waits of a blocking call's event, moved forward to
-//! the events nested in the call that the recording had after the release.
+//! The sequential total order: the waits of a blocking call's event, moved
+//! forward to the events nested in the call that the recording had after
+//! the release (for the linearisation only: the plans' waits stay the
+//! splitter's).
 //!
 //! A call that blocks and is logged after it returns (a lock, an OpenMP
 //! `ordered` region, a barrier departure) may log events of its own while
@@ -18,11 +20,12 @@
 //! itself is often no point (an unlock nobody waits for directly), but it
 //! lies in the run of `u` that this point starts or continues, which the
 //! total order then puts before `P`. The added waits only repeat the
-//! recorded order, so the total order still exists (the recording is one)
-//! and replay meets them without waiting on anything that waits on it.
+//! recorded order, so the total order still exists (the recording is one).
+//! They are not waits of the plans: in parallel replay a thread spinning in
+//! the library for this one could never reach the waited event.
 
 use rr_lite_trace::EventKind;
-use rr_lite_trace::plan::{PlanPoint, flags};
+use rr_lite_trace::plan::PlanPoint;
 
 /// Most points before a blocking event that take its waits: a call nests a
 /// few events (libomp: two formatted-message buffers), not thousands.
@@ -58,14 +61,8 @@ pub(crate) fn hoist(threads: &mut [ClockedPoints<'_>]) {
     for (t, th) in (0u32..).zip(threads.iter()) {
         nested_waits(t, th, threads, &mut added);
     }
-    for (t, n, (u, w)) in added {
-        add_wait(&mut threads[t as usize].points[n], (u, w));
-        // The waited point must publish its completion at once (the
-        // splitter marks only the points its own waits name).
-        let target = &mut threads[u as usize].points;
-        if let Ok(k) = target.binary_search_by_key(&w, |p| p.index) {
-            target[k].flags |= flags::NOTIFY;
-        }
+    for (t, n, w) in added {
+        add_wait(&mut threads[t as usize].points[n], w);
     }
 }
 
@@ -157,7 +154,6 @@ mod tests {
         assert!(t1[0].waits.is_empty(), "before the release: unchanged");
         assert_eq!(t1[1].waits, vec![(0, 5)], "the later wait on thread 0 kept");
         assert_eq!(t1[2].waits, vec![(0, 5)]);
-        assert_ne!(t0[0].flags & flags::NOTIFY, 0, "the release publishes");
     }
 
     #[test]

@@ -301,10 +301,10 @@ fn build_verify(trace: &TraceDir, kept: &Path, dir: &Path) -> Result<(), ReplayE
 /// The kept plans, for parallel and sequential replay: the parallel points
 /// (sync points and recorded results; in sequential replay the dependency
 /// waits still hold, so a run cut short by a blocking call cannot reorder
-/// anything that conflicts), with the waits of blocking calls' events also
-/// on the events nested in them (`crate::hidden_waits`), and the start of
-/// each run of the total order marked with its turn, which parallel replay
-/// ignores. A last process exit or fatal signal takes no turn: the runtime
+/// anything that conflicts), and the start of each run of the total order
+/// (which also orders the events nested in blocking calls after the release
+/// their call waited for: `crate::hidden_waits`) marked with its turn, which
+/// parallel replay ignores. A last process exit or fatal signal takes no turn: the runtime
 /// makes it wait for every other thread instead.
 fn build_kept(trace: &TraceDir, dir: &Path) -> Result<(), ReplayError> {
     let logs = read_logs(trace)?;
@@ -322,27 +322,30 @@ fn build_kept(trace: &TraceDir, dir: &Path) -> Result<(), ReplayError> {
         threads.push(summary);
         clocks.push(point_clocks);
     }
-    let mut clocked: Vec<ClockedPoints<'_>> = threads
+    // The total order also follows the waits of blocking calls' events on
+    // the events nested in them; the plans' own waits stay the splitter's
+    // (parallel replay needs no more, and waiting there for a thread that
+    // spins in a library for this one would hang it).
+    let mut scheduled: Vec<Vec<PlanPoint>> = threads.iter().map(|th| th.points.clone()).collect();
+    let mut clocked: Vec<ClockedPoints<'_>> = scheduled
         .iter_mut()
         .zip(&clocks)
-        .map(|(th, clocks)| ClockedPoints {
-            points: &mut th.points,
-            clocks,
-        })
+        .map(|(points, clocks)| ClockedPoints { points, clocks })
         .collect();
     crate::hidden_waits::hoist(&mut clocked);
     let schedule: Vec<ThreadSchedule> = threads
         .iter()
-        .map(|th| ThreadSchedule {
+        .zip(&scheduled)
+        .map(|(th, points)| ThreadSchedule {
             events: th.count - u64::from(th.ends_process),
-            points: th
-                .points
+            points: points
                 .iter()
                 .filter(|p| !p.waits.is_empty())
                 .map(|p| (p.index, p.waits.clone()))
                 .collect(),
         })
         .collect();
+    drop(scheduled);
     let runs = crate::runs::linearise(&schedule).map_err(|stuck| ReplayError::SplitMismatch {
         path: trace.path().to_path_buf(),
         what: format!(

@@ -23,7 +23,7 @@ use core::cell::Cell;
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use crossbeam_utils::Backoff;
-use rr_lite_trace::plan::{PlanCursor, Point, flags};
+use rr_lite_trace::plan::{PlanCursor, Point, addr_check, flags};
 use rr_lite_trace::state::{Divergence, ThreadStatus};
 use rr_lite_trace::{EventKind, fold_access_hash};
 
@@ -517,10 +517,11 @@ fn count_at_point(
     }
     let p = wait_next(r)?;
     r.waited.set(false);
-    if p.flags & flags::CHECK != 0 && (p.kind != kind as u8 || p.addr != addr) {
+    if p.flags & flags::CHECK != 0 && (p.kind != kind as u8 || p.addr_check != addr_check(addr)) {
         let detail = DivergenceDetail {
             expected_kind: p.kind,
-            expected_addr: p.addr,
+            // The report takes the recorded address from the trace.
+            expected_addr: 0,
             actual_kind: kind as u8,
             actual_addr: addr,
             site,

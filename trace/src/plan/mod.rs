@@ -15,8 +15,8 @@
 mod stream;
 
 pub use stream::{
-    PlanCursor, PlanHeader, PlanWriter, Point, Waits, check_plan, decode_plan, encode_plan,
-    verify_plan,
+    MAX_PLAN_KIND, PlanCursor, PlanHeader, PlanWriter, Point, RecentWaits, WAIT_TABLE, Waits,
+    addr_check, check_plan, decode_plan, encode_plan, verify_plan,
 };
 
 use crate::event::EventKind;
@@ -24,7 +24,7 @@ use crate::event::EventKind;
 pub const PLAN_MAGIC: [u8; 8] = *b"RRLITE\0P";
 /// Version 2: points as a varint stream (version 1 had fixed 40-byte
 /// records and 16-byte waits: eight times the split log).
-pub const PLAN_VERSION: u16 = 2;
+pub const PLAN_VERSION: u16 = 3;
 pub const PLAN_HEADER_LEN: usize = 64;
 /// Name of thread `t`'s plan inside a replay session directory.
 pub fn plan_name(t: u32) -> String {

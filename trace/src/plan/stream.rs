@@ -3,17 +3,20 @@
 //!
 //! | field | encoding |
 //! |---|---|
-//! | index | varint `index - expected` (expected: 0, then the previous index + 1) |
-//! | kind | u8, the recorded kind code (0 if none) |
-//! | flags, wait count | u8: bits 0-3 the flags, bits 4-7 the number of waits, 15 meaning 15 plus the varint that follows |
-//! | address | CHECK only: varint `zigzag(addr - previous CHECK point's addr)` (0 before the first) |
-//! | payload | PAYLOAD only: the same delta from the previous PAYLOAD point's |
+//! | kind, wait count | u8: bits 0-5 the recorded kind code (0 if none), bits 6-7 the number of waits, 3 meaning 3 plus the varint that follows |
+//! | flags, index | u8: bits 0-3 the flags, bits 4-7 `index - expected` (expected: 0, then the previous index + 1), 15 meaning 15 plus the varint that follows |
+//! | address check | CHECK only: u8, [`addr_check`] of the recorded address |
+//! | payload | PAYLOAD only: varint `zigzag(payload - previous PAYLOAD point's)` (0 before the first) |
 //! | turn | SEQUENCED only: the same delta from the previous SEQUENCED point's |
-//! | waits | each: varint thread, varint `zigzag(waited index - this point's index)` |
+//! | waits | each: varint thread, varint `zigzag(waited index - prediction)` |
 //!
-//! A waited-for index is stored against the point's own index because the
-//! threads move through the global order at similar rates: the event waited
-//! for is usually near it in number, and the delta takes a byte or two.
+//! The prediction for a wait on thread `u` is the index of the plan's last
+//! wait on `u` if a small table of recent waits ([`WAIT_TABLE`] entries,
+//! slot `u % WAIT_TABLE`, replaced by each wait) still holds it, else the
+//! point's own index: a thread's waits on another follow that thread's
+//! progress, so the delta takes a byte or two. The address is checked by a
+//! byte, not stored: a divergence report takes the recorded event from the
+//! trace, and the access hash at thread exit checks every address.
 //!
 //! [`PlanWriter`] streams points out in constant memory. [`PlanCursor`] reads
 //! them forward without allocating (the runtime, from the mapped file); it
@@ -25,9 +28,15 @@ use crate::codec::checksum::{FNV1A_START, fnv1a, fnv1a_more};
 use crate::codec::varint::{self, unzigzag, zigzag};
 
 /// Wait counts from this one on continue in a varint.
-const MANY_WAITS: u64 = 15;
-/// Fewest bytes a point takes (index, kind, flags).
-const MIN_POINT_LEN: u64 = 3;
+const MANY_WAITS: u64 = 3;
+/// Index deltas from this one on continue in a varint.
+const FAR_INDEX: u64 = 15;
+/// Largest kind code a plan can hold (six bits).
+pub const MAX_PLAN_KIND: u8 = 63;
+/// Entries of the table of recent waits that predicts a wait's index.
+pub const WAIT_TABLE: usize = 8;
+/// Fewest bytes a point takes (kind, flags).
+const MIN_POINT_LEN: u64 = 2;
 /// Fewest bytes a wait takes (thread, index).
 const MIN_WAIT_LEN: u64 = 2;
 
@@ -48,9 +57,36 @@ pub struct PlanHeader {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Previous {
     expected: u64,
-    addr: u64,
     payload: u64,
     seq: u64,
+    waits: RecentWaits,
+}
+
+/// The last wait on each of a few threads (slot `thread % WAIT_TABLE`):
+/// `(thread + 1, index)`, thread 0 meaning empty.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecentWaits([(u32, u64); WAIT_TABLE]);
+
+impl RecentWaits {
+    /// The index a wait on `thread` is stored against (see the module doc).
+    fn predict(&self, thread: u32, point_index: u64) -> u64 {
+        let (t, index) = self.0[thread as usize % WAIT_TABLE];
+        if t == thread.wrapping_add(1) {
+            index
+        } else {
+            point_index
+        }
+    }
+
+    fn remember(&mut self, thread: u32, index: u64) {
+        self.0[thread as usize % WAIT_TABLE] = (thread.wrapping_add(1), index);
+    }
+}
+
+/// The byte a plan stores to check a recorded address: its eight bytes
+/// folded by xor.
+pub fn addr_check(addr: u64) -> u8 {
+    addr.to_le_bytes().iter().fold(0, |acc, b| acc ^ b)
 }
 
 fn put(out: &mut Vec<u8>, v: u64) {
@@ -94,16 +130,23 @@ impl<W: std::io::Write + std::io::Seek> PlanWriter<W> {
             "points sorted by index"
         );
         debug_assert_eq!(p.flags & !flags::ALL, 0, "unknown flags");
+        debug_assert!(p.kind <= MAX_PLAN_KIND, "kind code beyond six bits");
         let prev = &mut self.previous;
         let out = &mut self.record;
         out.clear();
-        put(out, p.index.wrapping_sub(prev.expected));
-        prev.expected = p.index.wrapping_add(1);
-        out.push(p.kind);
         let waits = p.waits.len() as u64;
-        out.push((p.flags & flags::ALL) | (waits.min(MANY_WAITS) as u8) << 4);
+        out.push((p.kind & MAX_PLAN_KIND) | (waits.min(MANY_WAITS) as u8) << 6);
+        let index_delta = p.index.wrapping_sub(prev.expected);
+        out.push((p.flags & flags::ALL) | (index_delta.min(FAR_INDEX) as u8) << 4);
+        prev.expected = p.index.wrapping_add(1);
         if waits >= MANY_WAITS {
             put(out, waits - MANY_WAITS);
+        }
+        if index_delta >= FAR_INDEX {
+            put(out, index_delta - FAR_INDEX);
+        }
+        if p.flags & flags::CHECK != 0 {
+            out.push(addr_check(p.addr));
         }
         let mut delta = |flag: u8, value: u64, previous: &mut u64| {
             if p.flags & flag != 0 {
@@ -111,12 +154,15 @@ impl<W: std::io::Write + std::io::Seek> PlanWriter<W> {
                 *previous = value;
             }
         };
-        delta(flags::CHECK, p.addr, &mut prev.addr);
         delta(flags::PAYLOAD, p.payload, &mut prev.payload);
         delta(flags::SEQUENCED, p.seq, &mut prev.seq);
         for &(thread, index) in &p.waits {
             put(out, u64::from(thread));
-            put(out, zigzag(index.wrapping_sub(p.index)));
+            put(
+                out,
+                zigzag(index.wrapping_sub(prev.waits.predict(thread, p.index))),
+            );
+            prev.waits.remember(thread, index);
         }
         self.points += 1;
         self.waits += waits;
@@ -168,14 +214,16 @@ pub fn encode_plan(
 pub struct Point<'a> {
     pub index: u64,
     pub seq: u64,
-    pub addr: u64,
+    /// [`addr_check`] of the recorded address (CHECK points).
+    pub addr_check: u8,
     pub payload: u64,
     pub kind: u8,
     pub flags: u8,
     /// Number of waits.
     pub wait_count: u32,
-    /// The encoded waits.
+    /// The encoded waits, and the recent waits they are predicted from.
     wait_bytes: &'a [u8],
+    recent: RecentWaits,
 }
 
 impl<'a> Point<'a> {
@@ -187,20 +235,7 @@ impl<'a> Point<'a> {
             at: 0,
             left: self.wait_count,
             index: self.index,
-        }
-    }
-
-    /// The point as the writer takes it (fields its flags do not store are
-    /// 0, `seq` `u64::MAX`).
-    pub fn to_plan_point(&self) -> PlanPoint {
-        PlanPoint {
-            index: self.index,
-            seq: self.seq,
-            addr: self.addr,
-            payload: self.payload,
-            kind: self.kind,
-            flags: self.flags,
-            waits: self.waits().collect(),
+            recent: self.recent,
         }
     }
 }
@@ -212,6 +247,7 @@ pub struct Waits<'a> {
     at: usize,
     left: u32,
     index: u64,
+    recent: RecentWaits,
 }
 
 impl Iterator for Waits<'_> {
@@ -227,7 +263,9 @@ impl Iterator for Waits<'_> {
             at: self.at,
         };
         let thread = u32::try_from(r.varint().ok()?).ok()?;
-        let index = self.index.wrapping_add(unzigzag(r.varint().ok()?));
+        let predicted = self.recent.predict(thread, self.index);
+        let index = predicted.wrapping_add(unzigzag(r.varint().ok()?));
+        self.recent.remember(thread, index);
         self.at = r.at;
         Some((thread, index))
     }
@@ -276,9 +314,9 @@ impl PlanCursor<'static> {
         left: 0,
         previous: Previous {
             expected: 0,
-            addr: 0,
             payload: 0,
             seq: 0,
+            waits: RecentWaits([(0, 0); WAIT_TABLE]),
         },
     };
 }
@@ -318,19 +356,32 @@ impl<'a> PlanCursor<'a> {
             at: self.at,
         };
         let mut next = self.previous;
-        let index = next
-            .expected
-            .checked_add(r.varint()?)
-            .ok_or("index overflows")?;
-        next.expected = index.checked_add(1).ok_or("index overflows")?;
-        let kind = r.byte()?;
-        let packed = r.byte()?;
-        let point_flags = packed & flags::ALL;
-        let mut waits = u64::from(packed >> 4);
+        let kind_waits = r.byte()?;
+        let flags_index = r.byte()?;
+        let kind = kind_waits & MAX_PLAN_KIND;
+        let point_flags = flags_index & flags::ALL;
+        let mut waits = u64::from(kind_waits >> 6);
         if waits == MANY_WAITS {
             waits = r.varint()?.checked_add(MANY_WAITS).ok_or("wait count")?;
         }
         let wait_count = u32::try_from(waits).map_err(|_| "wait count")?;
+        let mut index_delta = u64::from(flags_index >> 4);
+        if index_delta == FAR_INDEX {
+            index_delta = r
+                .varint()?
+                .checked_add(FAR_INDEX)
+                .ok_or("index overflows")?;
+        }
+        let index = next
+            .expected
+            .checked_add(index_delta)
+            .ok_or("index overflows")?;
+        next.expected = index.checked_add(1).ok_or("index overflows")?;
+        let addr_check = if point_flags & flags::CHECK != 0 {
+            r.byte()?
+        } else {
+            0
+        };
         let mut delta = |flag: u8, previous: &mut u64, absent: u64| {
             if point_flags & flag == 0 {
                 return Ok(absent);
@@ -338,23 +389,26 @@ impl<'a> PlanCursor<'a> {
             *previous = previous.wrapping_add(unzigzag(r.varint()?));
             Ok::<u64, &'static str>(*previous)
         };
-        let addr = delta(flags::CHECK, &mut next.addr, 0)?;
         let payload = delta(flags::PAYLOAD, &mut next.payload, 0)?;
         let seq = delta(flags::SEQUENCED, &mut next.seq, u64::MAX)?;
+        let recent = next.waits;
         let waits_at = r.at;
         for _ in 0..wait_count {
-            u32::try_from(r.varint()?).map_err(|_| "wait on a thread beyond u32")?;
-            r.varint()?;
+            let thread = u32::try_from(r.varint()?).map_err(|_| "wait on a thread beyond u32")?;
+            let predicted = next.waits.predict(thread, index);
+            next.waits
+                .remember(thread, predicted.wrapping_add(unzigzag(r.varint()?)));
         }
         let point = Point {
             index,
             seq,
-            addr,
+            addr_check,
             payload,
             kind,
             flags: point_flags,
             wait_count,
             wait_bytes: &self.body[waits_at..r.at],
+            recent,
         };
         self.at = r.at;
         self.left -= 1;
@@ -445,6 +499,7 @@ pub fn verify_plan(bytes: &[u8], thread: u32, accesses: u64) -> Result<PlanHeade
 }
 
 /// Decodes a whole plan (tests and tools; the runtime uses [`PlanCursor`]).
+/// A decoded point's `addr` is the address's check byte.
 pub fn decode_plan(bytes: &[u8]) -> Result<(PlanHeader, Vec<PlanPoint>), String> {
     let header = check_plan(bytes)?;
     let mut cursor = PlanCursor::new(bytes, header.points);
@@ -453,7 +508,7 @@ pub fn decode_plan(bytes: &[u8]) -> Result<(PlanHeader, Vec<PlanPoint>), String>
         points.push(PlanPoint {
             index: p.index,
             seq: p.seq,
-            addr: p.addr,
+            addr: u64::from(p.addr_check),
             payload: p.payload,
             kind: p.kind,
             flags: p.flags,

@@ -19,7 +19,7 @@ fn point(index: u64, flags: u8, waits: Vec<(u32, u64)>) -> PlanPoint {
 fn as_stored(p: &PlanPoint) -> PlanPoint {
     let keep = |flag: u8, v: u64, absent: u64| if p.flags & flag != 0 { v } else { absent };
     PlanPoint {
-        addr: keep(flags::CHECK, p.addr, 0),
+        addr: keep(flags::CHECK, u64::from(addr_check(p.addr)), 0),
         payload: keep(flags::PAYLOAD, p.payload, 0),
         seq: keep(flags::SEQUENCED, p.seq, u64::MAX),
         ..p.clone()
@@ -83,7 +83,7 @@ fn a_cursor_stops_at_damaged_bytes() {
 fn arb_point() -> impl Strategy<Value = (u64, PlanPoint)> {
     (
         0u64..1000,
-        any::<u8>(),
+        0u8..=MAX_PLAN_KIND,
         0u8..16,
         any::<u64>(),
         any::<u64>(),
@@ -140,4 +140,29 @@ proptest! {
             let _ = p.waits().count();
         }
     }
+}
+
+#[test]
+fn every_event_kind_fits_a_plan_point() {
+    for &k in EventKind::ALL {
+        assert!(k as u8 <= MAX_PLAN_KIND, "{k:?} needs more than six bits");
+    }
+}
+
+#[test]
+fn waits_on_one_thread_are_stored_against_the_last_one() {
+    // Thread 3 progresses by a few events between two waits on it, far
+    // from this thread's own index: the second wait takes two bytes
+    // (thread, small delta), not three or more.
+    let first = point(10, 0, vec![(3, 90_000)]);
+    let second = point(11, 0, vec![(3, 90_004)]);
+    let one = encode_plan(0, PlanMode::Parallel, 20, 0, std::slice::from_ref(&first));
+    let two = encode_plan(0, PlanMode::Parallel, 20, 0, &[first, second.clone()]);
+    assert_eq!(
+        two.len() - one.len(),
+        2 + 2,
+        "kind/waits, flags/index, thread, delta"
+    );
+    let (_, back) = decode_plan(&two).unwrap();
+    assert_eq!(back[1].waits, second.waits);
 }
