@@ -129,6 +129,20 @@ mod tests {
         }
     }
 
+    /// Hoists over two threads' points, each with its points' clocks.
+    fn hoist_two(t0: &mut [PlanPoint], c0: &[u64], t1: &mut [PlanPoint], c1: &[u64]) {
+        hoist(&mut [
+            ClockedPoints {
+                points: t0,
+                clocks: c0,
+            },
+            ClockedPoints {
+                points: t1,
+                clocks: c1,
+            },
+        ]);
+    }
+
     #[test]
     fn nested_events_after_the_release_take_its_wait() {
         // Thread 0 releases at event 5 (clock 50). Thread 1 allocates inside
@@ -140,17 +154,7 @@ mod tests {
             point(2, EventKind::Alloc, &[(0, 1)]),
             point(3, EventKind::MutexLock, &[(0, 5)]),
         ];
-        let (c0, c1) = (vec![50], vec![40, 60, 70]);
-        hoist(&mut [
-            ClockedPoints {
-                points: &mut t0,
-                clocks: &c0,
-            },
-            ClockedPoints {
-                points: &mut t1,
-                clocks: &c1,
-            },
-        ]);
+        hoist_two(&mut t0, &[50], &mut t1, &[40, 60, 70]);
         assert!(t1[0].waits.is_empty(), "before the release: unchanged");
         assert_eq!(t1[1].waits, vec![(0, 5)], "the later wait on thread 0 kept");
         assert_eq!(t1[2].waits, vec![(0, 5)]);
@@ -165,17 +169,7 @@ mod tests {
             point(2, EventKind::Free, &[]),
             point(3, EventKind::MutexLock, &[(0, 9)]),
         ];
-        let (c0, c1) = (vec![10], vec![20, 21, 22, 23]);
-        hoist(&mut [
-            ClockedPoints {
-                points: &mut t0,
-                clocks: &c0,
-            },
-            ClockedPoints {
-                points: &mut t1,
-                clocks: &c1,
-            },
-        ]);
+        hoist_two(&mut t0, &[10], &mut t1, &[20, 21, 22, 23]);
         assert!(t1[0].waits.is_empty());
         assert!(t1[1].waits.is_empty());
         assert_eq!(t1[2].waits, vec![(0, 9)]);
@@ -188,16 +182,7 @@ mod tests {
             point(0, EventKind::Alloc, &[]),
             point(1, EventKind::MutexLock, &[(0, 3)]),
         ];
-        hoist(&mut [
-            ClockedPoints {
-                points: &mut t0,
-                clocks: &[],
-            },
-            ClockedPoints {
-                points: &mut t1,
-                clocks: &[5, 6],
-            },
-        ]);
+        hoist_two(&mut t0, &[], &mut t1, &[5, 6]);
         assert!(t1[0].waits.is_empty());
     }
 }
