@@ -198,16 +198,16 @@ fn next_sync_point(
     thread: u32,
     index: u64,
 ) -> anyhow::Result<Option<(u64, String)>> {
-    use rr_lite_trace::plan::{KEPT_PLANS_DIR, PlanCursor, check_plan, plan_name};
+    use rr_lite_trace::plan::{KEPT_PLANS_DIR, MAX_PLAN_BYTES, decode_plan, plan_name};
     let path = trace.path().join(KEPT_PLANS_DIR).join(plan_name(thread));
-    let bytes = rr_lite_trace::bounded::read(&path, 1 << 36)?;
-    let header =
-        check_plan(&bytes).map_err(|what| anyhow::anyhow!("{}: {what}", path.display()))?;
-    let mut cursor = PlanCursor::new(&bytes, header.points);
-    let next = std::iter::from_fn(|| cursor.next_point())
-        .find(|p| p.index >= index && p.waits().next().is_some());
+    let bytes = rr_lite_trace::bounded::read(&path, MAX_PLAN_BYTES)?;
+    let (_, points) =
+        decode_plan(&bytes).map_err(|what| anyhow::anyhow!("{}: {what}", path.display()))?;
+    let next = points
+        .into_iter()
+        .find(|p| p.index >= index && !p.waits.is_empty());
     Ok(next.map(|p| {
-        let list: Vec<String> = p.waits().map(|(t, i)| format!("t{t}:{i}")).collect();
+        let list: Vec<String> = p.waits.iter().map(|(t, i)| format!("t{t}:{i}")).collect();
         (
             p.index,
             format!("it waits there for {} to be done", list.join(", ")),

@@ -79,12 +79,6 @@ fn replay_all_modes(rec: &Recorded) {
         .chain(std::iter::repeat_n("--sequential", SEQUENTIAL_REPLAYS))
         .chain(std::iter::repeat_n("--verify", VERIFY_REPLAYS))
         .collect();
-    replay_modes(rec, &modes);
-}
-
-/// Replays `rec` once per entry of `modes`: stdout and exit status must be
-/// the recording's every time.
-fn replay_modes(rec: &Recorded, modes: &[&str]) {
     for (n, &mode) in modes.iter().enumerate() {
         let out = replay(&rec.trace, &[mode]);
         let what = format!("replay {mode} (#{n}) of {}", rec.trace.display());
@@ -291,7 +285,14 @@ fn clang_read_then_write_pairs_replay() {
     ignore = "clang-14 not found: install it, or set RR_LITE_REQUIRE_CLANG=1 to fail instead"
 )]
 fn clang_openmp_constructs_replay() {
-    let Some(exe) = build_clang_openmp("replay_openmp") else {
+    clang_openmp_program_replays("replay_openmp");
+}
+
+/// `name` built with clang and `-fopenmp`, recorded until two outputs
+/// differ, each recording replayed in every mode (a note and nothing else
+/// when clang has no OpenMP headers).
+fn clang_openmp_program_replays(name: &str) {
+    let Some(exe) = build_clang_openmp(name) else {
         return;
     };
     for rec in &two_outcomes(&exe) {
@@ -318,22 +319,17 @@ fn build_clang_openmp(name: &str) -> Option<PathBuf> {
 
 /// The loops of `openmp_scheduled_loops_replay` built with clang (LLVM's
 /// libomp: `__kmpc_dispatch_*`, `__kmpc_doacross_*`, `__kmpc_cancel*`).
+///
+/// libomp allocates inside `__kmpc_ordered` before and after its wait: the
+/// sequential order must not give those allocations a turn before the
+/// release (`replayer/src/hidden_waits.rs`); they deadlocked it before.
 #[test]
 #[cfg_attr(
     rr_lite_no_clang,
     ignore = "clang-14 not found: install it, or set RR_LITE_REQUIRE_CLANG=1 to fail instead"
 )]
-///
-/// libomp allocates inside `__kmpc_ordered` before and after its wait: the
-/// sequential plan must not give those allocations a turn before the
-/// release (`replayer/src/hidden_waits.rs`); they deadlocked it before.
 fn clang_openmp_scheduled_loops_replay() {
-    let Some(exe) = build_clang_openmp("replay_openmp_loops") else {
-        return;
-    };
-    for rec in &two_outcomes(&exe) {
-        replay_all_modes(rec);
-    }
+    clang_openmp_program_replays("replay_openmp_loops");
 }
 
 /// A thread blocks in a raw futex inside a library built without

@@ -51,29 +51,49 @@ fn after_blocking_call(kind: u8) -> bool {
 
 /// One thread's points with the Lamport clock of each point's event.
 pub(crate) struct ClockedPoints<'a> {
-    pub points: &'a mut [PlanPoint],
+    pub points: &'a [PlanPoint],
     pub clocks: &'a [u64],
 }
 
-/// Adds the waits described in the module doc, in place.
-pub(crate) fn hoist(threads: &mut [ClockedPoints<'_>]) {
-    let mut added = Vec::new();
-    for (t, th) in (0u32..).zip(threads.iter()) {
-        nested_waits(t, th, threads, &mut added);
-    }
-    for (t, n, w) in added {
-        add_wait(&mut threads[t as usize].points[n], w);
-    }
+/// A wait to add to one of a thread's points: `(point position, wait)`.
+pub(crate) type NestedWait = (usize, (u32, u64));
+
+/// The waits described in the module doc, per thread, sorted by point.
+pub(crate) fn nested_waits(threads: &[ClockedPoints<'_>]) -> Vec<Vec<NestedWait>> {
+    (0u32..)
+        .zip(threads)
+        .map(|(t, th)| {
+            let mut added = nested_waits_of(t, th, threads);
+            added.sort_unstable();
+            added
+        })
+        .collect()
 }
 
-/// The waits to add to thread `t`'s points: `(t, point position, wait)`.
-fn nested_waits(
-    t: u32,
-    th: &ClockedPoints<'_>,
-    all: &[ClockedPoints<'_>],
-    added: &mut Vec<(u32, usize, (u32, u64))>,
-) {
+/// The linearisation's input for one thread: `(index, waits)` of every
+/// point that waits, its own waits merged with `added` (sorted by point).
+pub(crate) fn schedule_points(
+    points: &[PlanPoint],
+    added: &[NestedWait],
+) -> Vec<(u64, Vec<(u32, u64)>)> {
+    let mut added = added.iter().peekable();
+    let mut out = Vec::new();
+    for (n, p) in points.iter().enumerate() {
+        let mut waits = p.waits.clone();
+        while let Some(&(_, w)) = added.next_if(|a| a.0 == n) {
+            add_wait(&mut waits, w);
+        }
+        if !waits.is_empty() {
+            out.push((p.index, waits));
+        }
+    }
+    out
+}
+
+/// The waits to add to thread `t`'s points.
+fn nested_waits_of(t: u32, th: &ClockedPoints<'_>, all: &[ClockedPoints<'_>]) -> Vec<NestedWait> {
     debug_assert_eq!(th.points.len(), th.clocks.len());
+    let mut added = Vec::new();
     let mut previous_blocking = None;
     for l in 0..th.points.len() {
         if !after_blocking_call(th.points[l].kind) {
@@ -88,11 +108,12 @@ fn nested_waits(
             };
             for n in first..l {
                 if let Some(w) = last_point_before(other, u, (th.clocks[n], t), j) {
-                    added.push((t, n, (u, w)));
+                    added.push((n, (u, w)));
                 }
             }
         }
     }
+    added
 }
 
 /// The index of the last point of thread `u` (`th`), at most `upto`, that
@@ -103,14 +124,14 @@ fn last_point_before(th: &ClockedPoints<'_>, u: u32, key: (u64, u32), upto: u64)
     last.checked_sub(1).map(|k| th.points[k].index)
 }
 
-/// Adds wait `w` to `p` unless `p` already waits for that event or a later
-/// one of the same thread.
-fn add_wait(p: &mut PlanPoint, w: (u32, u64)) {
-    match p.waits.iter_mut().find(|x| x.0 == w.0) {
+/// Adds wait `w` to `waits` unless they wait for that event or a later one
+/// of the same thread.
+fn add_wait(waits: &mut Vec<(u32, u64)>, w: (u32, u64)) {
+    match waits.iter_mut().find(|x| x.0 == w.0) {
         Some(x) => x.1 = x.1.max(w.1),
         None => {
-            p.waits.push(w);
-            p.waits.sort_unstable();
+            waits.push(w);
+            waits.sort_unstable();
         }
     }
 }
@@ -129,9 +150,10 @@ mod tests {
         }
     }
 
-    /// Hoists over two threads' points, each with its points' clocks.
+    /// Adds the nested waits of two threads' points (each with its points'
+    /// clocks) to those points.
     fn hoist_two(t0: &mut [PlanPoint], c0: &[u64], t1: &mut [PlanPoint], c1: &[u64]) {
-        hoist(&mut [
+        let added = nested_waits(&[
             ClockedPoints {
                 points: t0,
                 clocks: c0,
@@ -141,6 +163,11 @@ mod tests {
                 clocks: c1,
             },
         ]);
+        for (points, added) in [t0, t1].into_iter().zip(added) {
+            for (n, w) in added {
+                add_wait(&mut points[n].waits, w);
+            }
+        }
     }
 
     #[test]

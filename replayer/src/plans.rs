@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 use rr_lite_splitter::{NoProgress, Notify, SplitOptions, ThreadLog};
 use rr_lite_trace::plan::{
-    KEPT_PLANS_DIR, OLD_PLAN_DIRS, PlanCursor, PlanMode, PlanPoint, PlanVariant, PlanWriter,
-    always_a_point, check_plan, flags, plan_name, replay_needs_payload,
+    KEPT_PLANS_DIR, MAX_PLAN_BYTES, OLD_PLAN_DIRS, PlanCursor, PlanMode, PlanPoint, PlanVariant,
+    PlanWriter, always_a_point, check_plan, flags, plan_name, replay_needs_payload,
 };
 use rr_lite_trace::{ACCESS_HASH_SEED, EventKind, RecordedEvent, TraceDir, fold_access_hash};
 
@@ -121,8 +121,6 @@ fn build_into_place(
 /// events that never come. A plan that fails is rebuilt, not reported:
 /// plans are derived from the trace.
 fn plans_verify(trace: &TraceDir, dir: &Path) -> bool {
-    /// Largest plan file read back to check it.
-    const PLAN_LIMIT: u64 = 1 << 36;
     let Some(header) = trace.header() else {
         return false;
     };
@@ -130,7 +128,7 @@ fn plans_verify(trace: &TraceDir, dir: &Path) -> bool {
         let Some(&accesses) = header.entries.get(t as usize) else {
             return false;
         };
-        rr_lite_trace::bounded::read(&dir.join(plan_name(t)), PLAN_LIMIT)
+        rr_lite_trace::bounded::read(&dir.join(plan_name(t)), MAX_PLAN_BYTES)
             .is_ok_and(|bytes| rr_lite_trace::plan::verify_plan(&bytes, t, accesses).is_ok())
     })
 }
@@ -266,12 +264,9 @@ fn parallel_points(
 /// notifications of the kept plans' points (their turns left out: verify
 /// replays in parallel).
 fn build_verify(trace: &TraceDir, kept: &Path, dir: &Path) -> Result<(), ReplayError> {
-    /// Largest kept plan read (as `plans_verify`, which checked it).
-    const PLAN_LIMIT: u64 = 1 << 36;
     for t in 0..trace.threads() {
         let source = kept.join(plan_name(t));
-        let bytes = rr_lite_trace::bounded::read(&source, PLAN_LIMIT)
-            .map_err(|e| ReplayError::io("read", &source)(std::io::Error::other(e.to_string())))?;
+        let bytes = rr_lite_trace::bounded::read(&source, MAX_PLAN_BYTES)?;
         let header = check_plan(&bytes).map_err(|what| ReplayError::SplitMismatch {
             path: source.clone(),
             what: what.to_string(),
@@ -326,26 +321,23 @@ fn build_kept(trace: &TraceDir, dir: &Path) -> Result<(), ReplayError> {
     // the events nested in them; the plans' own waits stay the splitter's
     // (parallel replay needs no more, and waiting there for a thread that
     // spins in a library for this one would hang it).
-    let mut scheduled: Vec<Vec<PlanPoint>> = threads.iter().map(|th| th.points.clone()).collect();
-    let mut clocked: Vec<ClockedPoints<'_>> = scheduled
-        .iter_mut()
-        .zip(&clocks)
-        .map(|(points, clocks)| ClockedPoints { points, clocks })
-        .collect();
-    crate::hidden_waits::hoist(&mut clocked);
-    let schedule: Vec<ThreadSchedule> = threads
+    let clocked: Vec<ClockedPoints<'_>> = threads
         .iter()
-        .zip(&scheduled)
-        .map(|(th, points)| ThreadSchedule {
-            events: th.count - u64::from(th.ends_process),
-            points: points
-                .iter()
-                .filter(|p| !p.waits.is_empty())
-                .map(|p| (p.index, p.waits.clone()))
-                .collect(),
+        .zip(&clocks)
+        .map(|(th, clocks)| ClockedPoints {
+            points: &th.points,
+            clocks,
         })
         .collect();
-    drop(scheduled);
+    let nested = crate::hidden_waits::nested_waits(&clocked);
+    let schedule: Vec<ThreadSchedule> = threads
+        .iter()
+        .zip(&nested)
+        .map(|(th, added)| ThreadSchedule {
+            events: th.count - u64::from(th.ends_process),
+            points: crate::hidden_waits::schedule_points(&th.points, added),
+        })
+        .collect();
     let runs = crate::runs::linearise(&schedule).map_err(|stuck| ReplayError::SplitMismatch {
         path: trace.path().to_path_buf(),
         what: format!(

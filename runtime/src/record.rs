@@ -270,8 +270,17 @@ impl RecordThread {
         }
     }
 
-    /// Appends an entry whose stripes the thread holds.
+    /// Appends an entry whose stripes the thread holds (an interposed
+    /// call's event; the compiler-instrumented accesses take `append_on`).
     pub(crate) fn append(&self, kind: EventKind, addr: u64, size: u64, site: u64, payload: u64) {
+        if self.in_blocking_call.get() {
+            // Logged by library code after a wait no stripe shows (libomp
+            // formats a message after its `ordered` wait): its place in the
+            // global order must follow the release, as it did in time (see
+            // `replayer/src/hidden_waits.rs`). Only interposed calls log
+            // there: an uninstrumented library makes no instrumented access.
+            self.clock_past_all_threads();
+        }
         self.append_on(
             StripeSet::for_access(addr, size),
             kind,
@@ -292,13 +301,6 @@ impl RecordThread {
         site: u64,
         payload: u64,
     ) {
-        if self.in_blocking_call.get() {
-            // Logged after a wait no stripe shows (libomp formats a message
-            // after its `ordered` wait): its place in the global order must
-            // follow the release, as it did in time (see
-            // `replayer/src/hidden_waits.rs`).
-            self.clock_past_all_threads();
-        }
         let clock = if kind == EventKind::Time {
             // A value read from outside: nothing writes its pseudo-address,
             // so it needs no lock, only a place in program order.
@@ -434,7 +436,7 @@ impl RecordThread {
     }
 
     /// Runs `op`, a blocking call whose event is logged after it, with the
-    /// events it logs itself ordered past every thread's (see `append_on`).
+    /// events it logs itself ordered past every thread's (see `append`).
     pub(crate) fn blocking_call<R>(&self, op: impl FnOnce() -> R) -> R {
         let outer = self.in_blocking_call.replace(true);
         let result = op();

@@ -371,6 +371,18 @@ fn recorded_payload(point: Option<rr_lite_trace::plan::Point>) -> Option<u64> {
         .map(|p| p.payload)
 }
 
+/// [`check_result`] against the recorded result `point` carries, if any.
+fn check_point_result(
+    t: &ThreadState,
+    kind: EventKind,
+    addr: u64,
+    site: u64,
+    point: Option<rr_lite_trace::plan::Point>,
+    actual: u64,
+) {
+    check_result(t, kind, addr, site, recorded_payload(point), actual);
+}
+
 /// Replay: a real call's result must be the recorded one (heap addresses,
 /// trylock outcomes, descriptor numbers...).
 fn check_result(
@@ -591,14 +603,7 @@ fn around_call_events<R>(
                     .flatten()
             });
             if let Some(payload) = closing {
-                check_result(
-                    t,
-                    kind,
-                    addr,
-                    site,
-                    recorded_payload(point),
-                    payload(&result),
-                );
+                check_point_result(t, kind, addr, site, point, payload(&result));
             }
             return result;
         }
@@ -759,14 +764,7 @@ pub(crate) fn log_after_nested_call<R>(
             });
             let result = op();
             let point = busy(t, || replay::count(&t.replay, kind, addr, site));
-            check_result(
-                t,
-                kind,
-                addr,
-                site,
-                recorded_payload(point),
-                payload(&result),
-            );
+            check_point_result(t, kind, addr, site, point, payload(&result));
             busy(t, || replay::publish_pending(&t.replay));
             return result;
         }
@@ -840,14 +838,7 @@ pub(crate) fn log_free(link: u64, freed: u64, site: u64, op: impl FnOnce()) {
                 replay::count(&t.replay, EventKind::Free, heap, site)
             });
             replay::guarded(&t.replay, op);
-            check_result(
-                t,
-                EventKind::Free,
-                heap,
-                site,
-                recorded_payload(point),
-                freed,
-            );
+            check_point_result(t, EventKind::Free, heap, site, point, freed);
             busy(t, || replay::publish_pending(&t.replay));
             return;
         }

@@ -4,6 +4,8 @@
 //! allocating. The replayer has verified every plan before the program
 //! starts; the runtime checks the header and stops at damaged bytes.
 
+use core::sync::atomic::{AtomicBool, Ordering};
+
 use rr_lite_trace::plan::{PlanCursor, PlanVariant, check_plan};
 
 use super::shared::{self, map_file};
@@ -13,6 +15,10 @@ use crate::sys;
 /// Where the plans of this replay are (`<trace>/plans`, or the session's
 /// `plans-verify`).
 static PLAN_DIR: PathSlot = PathSlot::new();
+
+/// Whether this replay takes the sequential turns its plans hold (set with
+/// the plan directory, at start-up).
+static TAKES_TURNS: AtomicBool = AtomicBool::new(false);
 
 /// A thread's plan.
 #[derive(Debug, Clone, Copy)]
@@ -53,6 +59,7 @@ pub(crate) fn set_plan_dir(trace: &[u8], session: &[u8]) -> bool {
     let Some(variant) = PlanVariant::from_code(shared::header().plan_variant) else {
         return false;
     };
+    TAKES_TURNS.store(variant.takes_turns(), Ordering::Relaxed);
     let home = if variant.kept_in_trace() {
         trace
     } else {
@@ -64,7 +71,7 @@ pub(crate) fn set_plan_dir(trace: &[u8], session: &[u8]) -> bool {
 
 /// Whether this replay takes the sequential turns its plans hold.
 pub(crate) fn takes_turns() -> bool {
-    PlanVariant::from_code(shared::header().plan_variant).is_some_and(PlanVariant::takes_turns)
+    TAKES_TURNS.load(Ordering::Relaxed)
 }
 
 /// Maps thread `t`'s plan.

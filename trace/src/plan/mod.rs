@@ -25,6 +25,8 @@ pub const PLAN_MAGIC: [u8; 8] = *b"RRLITE\0P";
 /// Version 2: points as a varint stream (version 1 had fixed 40-byte
 /// records and 16-byte waits: eight times the split log).
 pub const PLAN_VERSION: u16 = 3;
+/// Largest plan file a tool reads back (checks, verify plans, `replay --debug`).
+pub const MAX_PLAN_BYTES: u64 = 1 << 36;
 pub const PLAN_HEADER_LEN: usize = 64;
 /// Name of thread `t`'s plan inside a replay session directory.
 pub fn plan_name(t: u32) -> String {
