@@ -406,12 +406,20 @@ unsafe extern "C" fn end_reduce_nowait_impl(loc: Ident, gtid: i32, name: *mut c_
 }
 with_site!(__kmpc_end_reduce_nowait => end_reduce_nowait_impl, "rcx");
 
-/// Gives the reduction's lock back, then waits at the team's barrier: the
-/// unlock is logged before the call, which does both.
+/// Gives the reduction's lock back, then waits at the team's barrier: one
+/// call does both, so the barrier arrival and the unlock are both logged
+/// before it, the unlock last. The next holder's lock then follows this
+/// thread's arrival in the recorded order as it does in time (the lock is
+/// really released inside the call); logged the other way round, sequential
+/// replay could give that lock its turn before the arrival, while the
+/// holder waits in libomp for the release the arrival's turn precedes.
 unsafe extern "C" fn end_reduce_impl(loc: Ident, gtid: i32, name: *mut c_void, site: u64) {
-    openmp::unlock(name as u64, site, || {});
-    // SAFETY: forwarding.
-    openmp::barrier(site, || unsafe { real::__kmpc_end_reduce(loc, gtid, name) });
+    openmp::barrier_after(
+        site,
+        || openmp::unlock(name as u64, site, || {}),
+        // SAFETY: forwarding.
+        || unsafe { real::__kmpc_end_reduce(loc, gtid, name) },
+    );
 }
 with_site!(__kmpc_end_reduce => end_reduce_impl, "rcx");
 

@@ -152,7 +152,14 @@ pub(crate) fn parallel<R>(site: u64, start: impl FnOnce() -> R) -> R {
 /// not before: a departure may have been logged after another thread's next
 /// events.
 pub(crate) fn barrier<R>(site: u64, wait: impl FnOnce() -> R) -> R {
+    barrier_after(site, || {}, wait)
+}
+
+/// [`barrier`] with `arrived` (events of the thread's own) between the
+/// arrival and the real wait.
+pub(crate) fn barrier_after<R>(site: u64, arrived: impl FnOnce(), wait: impl FnOnce() -> R) -> R {
     events::log_event(EventKind::BarrierArrive, pseudo::OMP_BARRIER, 0, site, 0);
+    arrived();
     let result = events::blocking_call(wait);
     events::log_event(EventKind::BarrierDepart, pseudo::OMP_BARRIER, 0, site, 0);
     result
