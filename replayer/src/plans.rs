@@ -15,7 +15,7 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
-use rr_lite_splitter::{NoProgress, Notify, SplitOptions, ThreadLog};
+use rr_lite_splitter::{EventRef, NoProgress, Notify, SplitOptions, SyncPlan, ThreadLog};
 use rr_lite_trace::plan::{
     KEPT_PLANS_DIR, MAX_PLAN_BYTES, OLD_PLAN_DIRS, PlanCursor, PlanMode, PlanPoint, PlanVariant,
     PlanWriter, always_a_point, check_plan, flags, plan_name, replay_needs_payload,
@@ -56,31 +56,40 @@ pub fn ensure_plans(
     Ok(dir)
 }
 
-/// The kept plans (`KEPT_PLANS_DIR`), built from the split when missing,
-/// stale or damaged. Once built, the split's per-thread logs are removed
-/// (its statistics stay): the plans hold all they say, and a trace keeps
-/// one copy of its points (a new split is made if the plans must be built
-/// again).
+/// The kept plans (`KEPT_PLANS_DIR`), built when missing, stale or damaged:
+/// from the split's replay logs when a split made them (`rr-lite split`,
+/// with its options), else from the sync points placed in one pass over
+/// the trace, which also writes the split's statistics. Once built, the
+/// split's per-thread logs are removed (its statistics stay): the plans
+/// hold all they say, and a trace keeps one copy of its points.
 fn ensure_kept_plans(trace: &TraceDir) -> Result<PathBuf, ReplayError> {
     let dir = trace.path().join(KEPT_PLANS_DIR);
     let split_stamp = trace
         .path()
         .join(rr_lite_splitter::SPLIT_DIR)
-        .join("stats.json");
-    if !split_stamp.exists() {
-        rr_lite_splitter::split_trace(trace, &SplitOptions::default(), &NoProgress)?;
-    }
-    if is_fresh(&dir, Some(split_stamp.as_path())) && plans_verify(trace, &dir) {
+        .join(rr_lite_splitter::replay_log::STATS_FILE);
+    if split_stamp.exists()
+        && is_fresh(&dir, Some(split_stamp.as_path()))
+        && plans_verify(trace, &dir)
+    {
         return Ok(dir);
     }
-    build_into_place(&dir, |tmp| match build_kept(trace, tmp) {
-        // A split log damaged or removed (after the plans were last built):
-        // the split is derived from the trace too, so it is made again, once.
-        Err(ReplayError::Split(_)) => {
-            rr_lite_splitter::split_trace(trace, &SplitOptions::default(), &NoProgress)?;
-            build_kept(trace, tmp)
+    build_into_place(&dir, |tmp| {
+        let from_split = read_logs(trace).map(SyncSource::Split);
+        match from_split.and_then(|source| build_kept(trace, tmp, &source)) {
+            // No split logs, or damaged ones: the split is derived from the
+            // trace too, so its points are placed again, once.
+            Err(ReplayError::Split(_)) => {
+                let (analysis, plan) = rr_lite_splitter::place_sync_points(
+                    trace,
+                    &SplitOptions::default(),
+                    &NoProgress,
+                )?;
+                rr_lite_splitter::write_split(trace.path(), &[], &analysis.stats)?;
+                build_kept(trace, tmp, &SyncSource::Placed(plan))
+            }
+            other => other,
         }
-        other => other,
     })?;
     for t in 0..trace.threads() {
         let log = trace
@@ -93,6 +102,44 @@ fn ensure_kept_plans(trace: &TraceDir) -> Result<PathBuf, ReplayError> {
         let _ = std::fs::remove_dir_all(trace.path().join(old));
     }
     Ok(dir)
+}
+
+/// Where the kept plans' sync points come from.
+enum SyncSource {
+    /// The replay logs `rr-lite split` wrote.
+    Split(Vec<ThreadLog>),
+    /// Points placed in memory, their events not filled in.
+    Placed(SyncPlan),
+}
+
+/// A sync point as plans need it: index, waits and whether it notifies.
+type PointRef<'a> = (u64, &'a [EventRef], Notify);
+
+impl SyncSource {
+    fn threads(&self) -> usize {
+        match self {
+            SyncSource::Split(logs) => logs.len(),
+            SyncSource::Placed(plan) => plan.threads().len(),
+        }
+    }
+
+    /// Thread `t`'s points, by index.
+    fn points(&self, t: u32) -> Vec<PointRef<'_>> {
+        match self {
+            SyncSource::Split(logs) => logs.get(t as usize).map_or(Vec::new(), |l| {
+                l.sync_points
+                    .iter()
+                    .map(|p| (p.index, p.waits.as_slice(), p.notify))
+                    .collect()
+            }),
+            SyncSource::Placed(plan) => plan.threads().get(t as usize).map_or(Vec::new(), |th| {
+                th.points()
+                    .iter()
+                    .map(|p| (p.index, p.waits.as_slice(), p.notify))
+                    .collect()
+            }),
+        }
+    }
 }
 
 /// Builds plans with `build` into a temporary directory beside `dir`, then
@@ -216,10 +263,10 @@ fn read_logs(trace: &TraceDir) -> Result<Vec<ThreadLog>, ReplayError> {
 fn parallel_points(
     trace: &TraceDir,
     t: u32,
-    log: &ThreadLog,
+    sync_points: &[PointRef<'_>],
     mut emit: impl FnMut(PlanPoint, u64) -> Result<(), ReplayError>,
 ) -> Result<ThreadPoints, ReplayError> {
-    let mut sync = log.sync_points.iter().peekable();
+    let mut sync = sync_points.iter().peekable();
     let mut summary = ThreadPoints {
         hash: ACCESS_HASH_SEED,
         ..ThreadPoints::default()
@@ -229,20 +276,19 @@ fn parallel_points(
         summary.count += 1;
         summary.hash = fold_access_hash(summary.hash, e.kind, e.addr);
         summary.ends_process = matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal);
-        let sync_point = sync.next_if(|s| s.index == e.index);
+        let sync_point = sync.next_if(|s| s.0 == e.index);
         if sync_point.is_none() && !always_a_point(e.kind) {
             continue;
         }
         let mut p = point_for(&e);
-        if let Some(s) = sync_point {
+        if let Some(&(_, waits, notify)) = sync_point {
             // A wait on the thread itself is implied by program order.
-            p.waits = s
-                .waits
+            p.waits = waits
                 .iter()
                 .filter(|w| w.thread != t)
                 .map(|w| (w.thread, w.index))
                 .collect();
-            if s.notify != Notify::None {
+            if notify != Notify::None {
                 p.flags |= flags::NOTIFY;
             }
         }
@@ -253,7 +299,7 @@ fn parallel_points(
             path: trace.path().to_path_buf(),
             what: format!(
                 "thread {t} has a sync point at event {} past its last event",
-                s.index
+                s.0
             ),
         });
     }
@@ -264,33 +310,43 @@ fn parallel_points(
 /// notifications of the kept plans' points (their turns left out: verify
 /// replays in parallel).
 fn build_verify(trace: &TraceDir, kept: &Path, dir: &Path) -> Result<(), ReplayError> {
-    for t in 0..trace.threads() {
-        let source = kept.join(plan_name(t));
-        let bytes = rr_lite_trace::bounded::read(&source, MAX_PLAN_BYTES)?;
-        let header = check_plan(&bytes).map_err(|what| ReplayError::SplitMismatch {
-            path: source.clone(),
-            what: what.to_string(),
-        })?;
-        let mut cursor = PlanCursor::new(&bytes, header.points);
-        let mut kept_points = std::iter::from_fn(|| cursor.next_point()).peekable();
-        let mut writer = create_writer(dir, t, PlanMode::Parallel)?;
-        let (mut count, mut hash) = (0, ACCESS_HASH_SEED);
-        for e in trace.thread_events(t)? {
-            let e = e?;
-            count += 1;
-            hash = fold_access_hash(hash, e.kind, e.addr);
-            let mut p = point_for(&e);
-            if let Some(k) = kept_points.next_if(|k| k.index == e.index) {
-                p.waits = k.waits().collect();
-                p.flags |= k.flags & flags::NOTIFY;
-            }
-            writer
-                .push(&p)
-                .map_err(ReplayError::io("write", dir.join(plan_name(t))))?;
+    let built = rr_lite_trace::workers::map_parallel((0..trace.threads()).collect(), |t| {
+        build_verify_thread(trace, t, kept, dir)
+    });
+    built.into_iter().collect()
+}
+
+/// Thread `t`'s verify plan (see [`build_verify`]).
+fn build_verify_thread(
+    trace: &TraceDir,
+    t: u32,
+    kept: &Path,
+    dir: &Path,
+) -> Result<(), ReplayError> {
+    let source = kept.join(plan_name(t));
+    let bytes = rr_lite_trace::bounded::read(&source, MAX_PLAN_BYTES)?;
+    let header = check_plan(&bytes).map_err(|what| ReplayError::SplitMismatch {
+        path: source.clone(),
+        what: what.to_string(),
+    })?;
+    let mut cursor = PlanCursor::new(&bytes, header.points);
+    let mut kept_points = std::iter::from_fn(|| cursor.next_point()).peekable();
+    let mut writer = create_writer(dir, t, PlanMode::Parallel)?;
+    let (mut count, mut hash) = (0, ACCESS_HASH_SEED);
+    for e in trace.thread_events(t)? {
+        let e = e?;
+        count += 1;
+        hash = fold_access_hash(hash, e.kind, e.addr);
+        let mut p = point_for(&e);
+        if let Some(k) = kept_points.next_if(|k| k.index == e.index) {
+            p.waits = k.waits().collect();
+            p.flags |= k.flags & flags::NOTIFY;
         }
-        finish_writer(dir, t, writer, count, hash)?;
+        writer
+            .push(&p)
+            .map_err(ReplayError::io("write", dir.join(plan_name(t))))?;
     }
-    Ok(())
+    finish_writer(dir, t, writer, count, hash)
 }
 
 /// The kept plans, for parallel and sequential replay: the parallel points
@@ -301,22 +357,33 @@ fn build_verify(trace: &TraceDir, kept: &Path, dir: &Path) -> Result<(), ReplayE
 /// their call waited for: `crate::hidden_waits`) marked with its turn, which
 /// parallel replay ignores. A last process exit or fatal signal takes no turn: the runtime
 /// makes it wait for every other thread instead.
-fn build_kept(trace: &TraceDir, dir: &Path) -> Result<(), ReplayError> {
-    let logs = read_logs(trace)?;
-    let mut threads = Vec::with_capacity(logs.len());
-    let mut clocks = Vec::with_capacity(logs.len());
-    for (t, log) in (0..trace.threads()).zip(&logs) {
+fn build_kept(trace: &TraceDir, dir: &Path, source: &SyncSource) -> Result<(), ReplayError> {
+    if source.threads() > trace.threads() as usize {
+        return Err(ReplayError::SplitMismatch {
+            path: trace.path().to_path_buf(),
+            what: format!(
+                "sync points for {} threads, the trace has {}",
+                source.threads(),
+                trace.threads()
+            ),
+        });
+    }
+    let read = rr_lite_trace::workers::map_parallel((0..trace.threads()).collect(), |t| {
         let mut points = Vec::new();
         let mut point_clocks = Vec::new();
-        let mut summary = parallel_points(trace, t, log, |p, clock| {
+        let mut summary = parallel_points(trace, t, &source.points(t), |p, clock| {
             points.push(p);
             point_clocks.push(clock);
             Ok(())
         })?;
         summary.points = points;
-        threads.push(summary);
-        clocks.push(point_clocks);
-    }
+        Ok::<_, ReplayError>((summary, point_clocks))
+    });
+    let (threads, clocks): (Vec<ThreadPoints>, Vec<Vec<u64>>) = read
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .unzip();
     // The total order also follows the waits of blocking calls' events on
     // the events nested in them; the plans' own waits stay the splitter's
     // (parallel replay needs no more, and waiting there for a thread that

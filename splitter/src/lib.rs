@@ -40,7 +40,9 @@ pub use pairs::{DependencyKind, DependencyPair, EventRef};
 pub use progress::{NoProgress, Progress, Stage};
 pub use replay_log::{SPLIT_DIR, read_split, replay_log_name};
 pub use stats::{PairCounts, SplitStats};
-pub use syncpoints::{Notify, SyncPlan, SyncPoint, ThreadLog, thread_logs_from_events};
+pub use syncpoints::{
+    Notify, PlannedPoint, SyncPlan, SyncPoint, ThreadLog, ThreadPlan, thread_logs_from_events,
+};
 
 /// An analysed trace: the pairs kept and the replay logs, not yet written.
 #[derive(Debug, Clone)]
@@ -62,18 +64,42 @@ impl TraceSplit {
 }
 
 /// Analyses a trace: one streaming pass over the global order for the pairs,
-/// then one pass over the thread logs that have sync points, for the events'
-/// kind, address and site. Writes nothing.
+/// then one pass over the thread logs that have sync points (side by side),
+/// for the events' kind, address and site. Writes nothing.
 pub fn analyze_trace(
     trace: &TraceDir,
     options: &SplitOptions,
     progress: &dyn Progress,
 ) -> Result<TraceSplit> {
     let start = Instant::now();
+    let (mut analysis, plan) = place_sync_points(trace, options, progress)?;
+    let filled = rr_lite_trace::workers::map_parallel(plan.into_threads(), |mut thread| {
+        fill_from_log(trace, &mut thread).map(|()| thread)
+    });
+    let plan = SyncPlan::from_threads(filled.into_iter().collect::<Result<_>>()?);
+    let logs = plan.into_thread_logs(&analysis)?;
+    syncpoints::count_sync_points(&mut analysis, &logs);
+    analysis.stats.set_time(start.elapsed());
+    Ok(TraceSplit { analysis, logs })
+}
+
+/// The pairs of a trace and its sync points placed, in one streaming pass
+/// over the global order; the points' events are not filled in (what replay
+/// plans need besides comes from the thread logs, read when the plans are
+/// built). The statistics count the points.
+pub fn place_sync_points(
+    trace: &TraceDir,
+    options: &SplitOptions,
+    progress: &dyn Progress,
+) -> Result<(Analysis, SyncPlan)> {
+    let start = Instant::now();
     let mut analyzer = Analyzer::new(options)?;
     progress.start(trace.header().map(|h| h.entries.iter().sum()));
-    for item in trace.global_order()? {
-        analyzer.push(&item?.event)?;
+    let mut order = trace.global_order()?;
+    while let Some(item) = order.next() {
+        if let Err(e) = analyzer.push(&item?.event) {
+            return Err(order.damage().map_or(e, SplitError::from));
+        }
         if analyzer.entries() % progress::PROGRESS_STEP == 0 {
             progress.entries_read(analyzer.entries());
         }
@@ -82,28 +108,25 @@ pub fn analyze_trace(
     progress.stage(Stage::PlacingSyncPoints);
     let mut analysis = analyzer.finish();
     analysis.ensure_threads(trace.threads());
-    let mut plan = SyncPlan::place(&analysis.pairs, analysis.threads.len() as u32);
-    for t in 0..trace.threads() {
-        if !plan.needs_events(t) {
-            continue;
-        }
-        for e in trace.thread_events(t)? {
-            plan.fill(&e?)?;
-            if !plan.needs_events(t) {
-                break;
-            }
+    let plan = SyncPlan::place(&analysis.pairs, analysis.threads.len() as u32);
+    syncpoints::count_planned_points(&mut analysis, &plan);
+    analysis.stats.set_time(start.elapsed());
+    Ok((analysis, plan))
+}
+
+/// Fills in `plan`'s events from its thread's log, read as far as its last
+/// point.
+fn fill_from_log(trace: &TraceDir, plan: &mut ThreadPlan) -> Result<()> {
+    if !plan.needs_events() {
+        return Ok(());
+    }
+    for e in trace.thread_events(plan.thread())? {
+        plan.fill(&e?)?;
+        if !plan.needs_events() {
+            break;
         }
     }
-    let logs = plan.into_thread_logs(&analysis)?;
-    syncpoints::count_sync_points(&mut analysis, &logs);
-    let seconds = start.elapsed().as_secs_f64();
-    analysis.stats.seconds = seconds;
-    analysis.stats.entries_per_second = if seconds > 0.0 {
-        analysis.stats.entries as f64 / seconds
-    } else {
-        0.0
-    };
-    Ok(TraceSplit { analysis, logs })
+    Ok(())
 }
 
 /// `rr-lite split`: analyses the trace and writes its replay logs (and

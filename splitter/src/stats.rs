@@ -84,3 +84,15 @@ pub struct SplitStats {
     pub seconds: f64,
     pub entries_per_second: f64,
 }
+
+impl SplitStats {
+    /// Sets the time taken and the rate it gives.
+    pub fn set_time(&mut self, elapsed: std::time::Duration) {
+        self.seconds = elapsed.as_secs_f64();
+        self.entries_per_second = if self.seconds > 0.0 {
+            self.entries as f64 / self.seconds
+        } else {
+            0.0
+        };
+    }
+}

@@ -75,20 +75,66 @@ pub struct ThreadLog {
     pub sync_points: Vec<SyncPoint>,
 }
 
+/// A sync point placed: its waits and notification, and once filled in,
+/// its event's kind, address and site.
 #[derive(Debug, Clone)]
-struct PlannedPoint {
-    index: u64,
-    waits: Vec<EventRef>,
-    notify: Notify,
+pub struct PlannedPoint {
+    pub index: u64,
+    /// Sorted, no duplicates.
+    pub waits: Vec<EventRef>,
+    pub notify: Notify,
     event: Option<(EventKind, u64, u64)>,
 }
 
 /// Sync points placed, waiting for their events' kind, address and site.
 #[derive(Debug, Clone)]
 pub struct SyncPlan {
-    points: Vec<Vec<PlannedPoint>>,
-    /// Per thread: the first point whose event has not been filled in.
-    cursor: Vec<usize>,
+    threads: Vec<ThreadPlan>,
+}
+
+/// One thread's points of a [`SyncPlan`], filled in from its log alone
+/// (threads can be filled in side by side).
+#[derive(Debug, Clone)]
+pub struct ThreadPlan {
+    thread: u32,
+    points: Vec<PlannedPoint>,
+    /// The first point whose event has not been filled in.
+    cursor: usize,
+}
+
+impl ThreadPlan {
+    pub fn thread(&self) -> u32 {
+        self.thread
+    }
+
+    /// The points, by index.
+    pub fn points(&self) -> &[PlannedPoint] {
+        &self.points
+    }
+
+    /// True while some point still lacks its event.
+    pub fn needs_events(&self) -> bool {
+        self.cursor < self.points.len()
+    }
+
+    /// Takes the kind, address and site of `e`, the thread's next event in
+    /// program order, if it is a sync point.
+    #[inline]
+    pub fn fill(&mut self, e: &RecordedEvent) -> Result<()> {
+        let Some(p) = self.points.get_mut(self.cursor) else {
+            return Ok(());
+        };
+        if p.index == e.index {
+            p.event = Some((e.kind, e.addr, e.site));
+            self.cursor += 1;
+        } else if p.index < e.index {
+            return Err(SplitError::ThreadLogChanged {
+                thread: e.thread,
+                index: p.index,
+            });
+        }
+        Ok(())
+    }
 }
 
 impl SyncPlan {
@@ -155,46 +201,56 @@ impl SyncPlan {
             }
             points.push(thread_points);
         }
-        let cursor = vec![0; points.len()];
-        SyncPlan { points, cursor }
+        let threads = (0..)
+            .zip(points)
+            .map(|(thread, points)| ThreadPlan {
+                thread,
+                points,
+                cursor: 0,
+            })
+            .collect();
+        SyncPlan { threads }
     }
 
     /// True while some point of `thread` still lacks its event.
     pub fn needs_events(&self, thread: u32) -> bool {
-        let t = thread as usize;
-        t < self.points.len() && self.cursor[t] < self.points[t].len()
+        self.threads
+            .get(thread as usize)
+            .is_some_and(ThreadPlan::needs_events)
     }
 
     /// Takes the kind, address and site of `e` if it is a sync point. Events
     /// of one thread must come in program order; threads may interleave.
     #[inline]
     pub fn fill(&mut self, e: &RecordedEvent) -> Result<()> {
-        let t = e.thread as usize;
-        let Some(points) = self.points.get_mut(t) else {
-            return Ok(());
-        };
-        let cursor = &mut self.cursor[t];
-        let Some(p) = points.get_mut(*cursor) else {
-            return Ok(());
-        };
-        if p.index == e.index {
-            p.event = Some((e.kind, e.addr, e.site));
-            *cursor += 1;
-        } else if p.index < e.index {
-            return Err(SplitError::ThreadLogChanged {
-                thread: e.thread,
-                index: p.index,
-            });
+        match self.threads.get_mut(e.thread as usize) {
+            Some(t) => t.fill(e),
+            None => Ok(()),
         }
-        Ok(())
+    }
+
+    /// The threads' plans, by thread id.
+    pub fn threads(&self) -> &[ThreadPlan] {
+        &self.threads
+    }
+
+    /// The threads' plans, to fill in one by one ([`SyncPlan::from_threads`]
+    /// puts them back).
+    pub fn into_threads(self) -> Vec<ThreadPlan> {
+        self.threads
+    }
+
+    pub fn from_threads(threads: Vec<ThreadPlan>) -> SyncPlan {
+        debug_assert!(threads.iter().zip(0..).all(|(t, i)| t.thread == i));
+        SyncPlan { threads }
     }
 
     /// The replay logs, once every point has its event.
     pub fn into_thread_logs(self, analysis: &Analysis) -> Result<Vec<ThreadLog>> {
-        let threads = analysis.threads.len().max(self.points.len());
+        let threads = analysis.threads.len().max(self.threads.len());
         let granule = u32::try_from(analysis.options.granule).unwrap_or(u32::MAX);
         let mut logs = Vec::with_capacity(threads);
-        let mut points = self.points.into_iter();
+        let mut points = self.threads.into_iter().map(|t| t.points);
         for t in 0..threads {
             let summary = analysis
                 .threads
@@ -233,18 +289,46 @@ impl SyncPlan {
 
 /// Sync-point statistics of `logs` into `analysis.stats`.
 pub fn count_sync_points(analysis: &mut Analysis, logs: &[ThreadLog]) {
+    count_points(
+        analysis,
+        logs.iter()
+            .map(|l| l.sync_points.iter().map(|p| (p.waits.len(), p.notify))),
+    );
+}
+
+/// Sync-point statistics of a plan not filled in into `analysis.stats`.
+pub fn count_planned_points(analysis: &mut Analysis, plan: &SyncPlan) {
+    count_points(
+        analysis,
+        plan.threads
+            .iter()
+            .map(|t| t.points.iter().map(|p| (p.waits.len(), p.notify))),
+    );
+}
+
+/// Counts points given per thread as (waits, notify).
+fn count_points<T, P>(analysis: &mut Analysis, threads: T)
+where
+    T: Iterator<Item = P>,
+    P: Iterator<Item = (usize, Notify)>,
+{
     let stats = &mut analysis.stats;
-    stats.sync_points_per_thread = logs.iter().map(|l| l.sync_points.len() as u64).collect();
+    stats.sync_points_per_thread.clear();
     stats.waits = 0;
     stats.signals = 0;
     stats.broadcasts = 0;
-    for p in logs.iter().flat_map(|l| &l.sync_points) {
-        stats.waits += p.waits.len() as u64;
-        match p.notify {
-            Notify::None => {}
-            Notify::Signal => stats.signals += 1,
-            Notify::Broadcast => stats.broadcasts += 1,
+    for points in threads {
+        let mut count = 0;
+        for (waits, notify) in points {
+            count += 1;
+            stats.waits += waits as u64;
+            match notify {
+                Notify::None => {}
+                Notify::Signal => stats.signals += 1,
+                Notify::Broadcast => stats.broadcasts += 1,
+            }
         }
+        stats.sync_points_per_thread.push(count);
     }
 }
 

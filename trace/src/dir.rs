@@ -12,6 +12,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use crate::codec::FORMAT_VERSION;
 use crate::error::{Result, TraceError};
@@ -266,8 +267,10 @@ impl TraceDir {
         if !path.exists() && self.may_be_missing(t) {
             return ThreadLogReader::never_started(&path, t);
         }
-        self.check_log_checksum(t, &path)?;
         let mut reader = ThreadLogReader::open(&path)?;
+        if let Some(&(len, expected)) = self.log_checksum(t, &path)? {
+            reader = reader.expect_checksum(len, expected);
+        }
         if let Some(expected) = self.header.as_ref().and_then(|h| h.entries.get(t as usize)) {
             reader = reader.expect_entries(*expected);
         }
@@ -281,16 +284,18 @@ impl TraceDir {
         Ok(reader)
     }
 
-    /// A finalised trace's thread log must be the file the recorder
-    /// finalised: one changed byte (a recorded time, a thread id) would
-    /// otherwise replay, or analyse, as something that never happened.
-    fn check_log_checksum(&self, t: u32, path: &Path) -> Result<()> {
-        let Some(&(len, expected)) = self
+    /// The checksum a finalised trace's header lists for thread `t`'s log,
+    /// which must be a regular file. A finalised log must be the file the
+    /// recorder finalised: one changed byte (a recorded time, a thread id)
+    /// would otherwise replay, or analyse, as something that never
+    /// happened. Readers check it as they read.
+    fn log_checksum(&self, t: u32, path: &Path) -> Result<Option<&(u64, u64)>> {
+        let Some(sum) = self
             .header
             .as_ref()
             .and_then(|h| h.log_checksums.get(t as usize))
         else {
-            return Ok(());
+            return Ok(None);
         };
         let meta = std::fs::metadata(path).map_err(TraceError::io("read", path))?;
         if !meta.is_file() {
@@ -299,17 +304,7 @@ impl TraceDir {
                 what: "not a regular file".into(),
             });
         }
-        let (actual, hashed) = crate::codec::checksum::fnv1a_of_file_prefix(path, len)
-            .map_err(TraceError::io("read", path))?;
-        if actual != expected || hashed != len {
-            return Err(TraceError::BadFile {
-                path: path.to_path_buf(),
-                what: "checksum does not match the one the recorder wrote in header.json: \
-                       the log was changed or damaged"
-                    .into(),
-            });
-        }
-        Ok(())
+        Ok(Some(sum))
     }
 
     /// All entries in the global order.
@@ -329,11 +324,102 @@ pub struct OrderedEvent {
     pub event: RecordedEvent,
 }
 
+/// Events a decoding worker hands the merge at once.
+const BATCH_EVENTS: usize = 2048;
+/// Batches a worker decodes ahead of the merge.
+const BATCHES_AHEAD: usize = 2;
+
+/// One thread log decoded on its own worker thread, in batches: the merge
+/// (and whatever consumes it) runs beside the decoding and checksumming of
+/// every log.
+#[derive(Debug)]
+struct DecodedLog {
+    batches: Receiver<Result<Vec<RecordedEvent>>>,
+    batch: std::vec::IntoIter<RecordedEvent>,
+}
+
+impl DecodedLog {
+    fn spawn(mut reader: ThreadLogReader) -> Result<DecodedLog> {
+        let (tx, rx) = sync_channel(BATCHES_AHEAD);
+        let name = format!("decode-{}", reader.header().thread);
+        std::thread::Builder::new()
+            .name(name)
+            .spawn(move || decode_batches(&mut reader, &tx))
+            .map_err(TraceError::io(
+                "start a decoding thread for",
+                "the thread logs",
+            ))?;
+        Ok(DecodedLog {
+            batches: rx,
+            batch: Vec::new().into_iter(),
+        })
+    }
+
+    fn next(&mut self) -> Result<Option<RecordedEvent>> {
+        loop {
+            if let Some(e) = self.batch.next() {
+                return Ok(Some(e));
+            }
+            match self.batches.recv() {
+                Ok(batch) => self.batch = batch?.into_iter(),
+                // The worker ended after its last batch.
+                Err(_) => return Ok(None),
+            }
+        }
+    }
+}
+
+/// The worker: decodes `reader` into batches until its end, an error (sent
+/// last) or the merge going away. Checks that its clocks grow, which the
+/// global order relies on.
+fn decode_batches(reader: &mut ThreadLogReader, tx: &SyncSender<Result<Vec<RecordedEvent>>>) {
+    let mut last_clock = None;
+    loop {
+        let mut batch = Vec::with_capacity(BATCH_EVENTS);
+        let mut failed = None;
+        while batch.len() < BATCH_EVENTS {
+            let offset = reader.offset();
+            match reader.next() {
+                None => break,
+                Some(Ok(e)) if last_clock.is_some_and(|c| e.clock <= c) => {
+                    let e = TraceError::Corrupt {
+                        path: reader.path().to_path_buf(),
+                        offset,
+                        what: "clock does not grow".into(),
+                    };
+                    failed = Some(reader.damage_or(e));
+                    break;
+                }
+                Some(Ok(e)) => {
+                    last_clock = Some(e.clock);
+                    batch.push(e);
+                }
+                Some(Err(e)) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        let full = batch.len() == BATCH_EVENTS;
+        if !batch.is_empty() && tx.send(Ok(batch)).is_err() {
+            return;
+        }
+        if let Some(e) = failed {
+            let _ = tx.send(Err(e));
+            return;
+        }
+        if !full {
+            return;
+        }
+    }
+}
+
 /// k-way merge of thread logs by `(clock, thread)`; streaming, memory
-/// proportional to the number of threads.
+/// proportional to the number of threads. Each log is decoded on a thread
+/// of its own.
 #[derive(Debug)]
 pub struct GlobalOrder {
-    readers: Vec<ThreadLogReader>,
+    logs: Vec<DecodedLog>,
     heads: Vec<Option<RecordedEvent>>,
     heap: BinaryHeap<Reverse<(u64, u32)>>,
     next_seq: u64,
@@ -341,18 +427,22 @@ pub struct GlobalOrder {
 }
 
 impl GlobalOrder {
-    pub fn new(mut readers: Vec<ThreadLogReader>) -> Result<GlobalOrder> {
-        let mut heads = Vec::with_capacity(readers.len());
+    pub fn new(readers: Vec<ThreadLogReader>) -> Result<GlobalOrder> {
+        let mut logs = readers
+            .into_iter()
+            .map(DecodedLog::spawn)
+            .collect::<Result<Vec<_>>>()?;
+        let mut heads = Vec::with_capacity(logs.len());
         let mut heap = BinaryHeap::new();
-        for (slot, r) in readers.iter_mut().enumerate() {
-            let head = r.next().transpose()?;
+        for (slot, log) in logs.iter_mut().enumerate() {
+            let head = log.next()?;
             if let Some(e) = &head {
                 heap.push(Reverse((e.clock, slot as u32)));
             }
             heads.push(head);
         }
         Ok(GlobalOrder {
-            readers,
+            logs,
             heads,
             heap,
             next_seq: 0,
@@ -361,28 +451,40 @@ impl GlobalOrder {
     }
 
     fn advance(&mut self) -> Result<Option<OrderedEvent>> {
-        let Some(Reverse((_, slot))) = self.heap.pop() else {
+        let Some(&Reverse((_, slot))) = self.heap.peek() else {
             return Ok(None);
         };
         let slot = slot as usize;
         let Some(event) = self.heads[slot].take() else {
             return Ok(None);
         };
-        let next = self.readers[slot].next().transpose()?;
-        if let Some(n) = &next {
-            if n.clock <= event.clock {
-                return Err(TraceError::Corrupt {
-                    path: self.readers[slot].path().to_path_buf(),
-                    offset: self.readers[slot].offset(),
-                    what: "clock does not grow".into(),
-                });
+        let next = self.logs[slot].next()?;
+        match &next {
+            // The usual case, a thread's next event coming next as well,
+            // replaces the heap's top in place (one sift instead of two).
+            Some(n) => {
+                if let Some(mut top) = self.heap.peek_mut() {
+                    *top = Reverse((n.clock, slot as u32));
+                }
             }
-            self.heap.push(Reverse((n.clock, slot as u32)));
+            None => {
+                self.heap.pop();
+            }
         }
         self.heads[slot] = next;
         let seq = self.next_seq;
         self.next_seq += 1;
         Ok(Some(OrderedEvent { seq, event }))
+    }
+}
+
+impl GlobalOrder {
+    /// Reads the rest of the order and returns its first error, if any: a
+    /// consumer that found something wrong in the events asks whether a
+    /// log was damaged (its checksum is checked at its end), which is the
+    /// better report.
+    pub fn damage(&mut self) -> Option<TraceError> {
+        self.by_ref().find_map(Result::err)
     }
 }
 

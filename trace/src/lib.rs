@@ -21,6 +21,7 @@ pub mod plan;
 pub mod private;
 pub mod reader;
 pub mod state;
+pub mod workers;
 
 pub use dir::{GlobalOrder, OrderedEvent, TraceDir, resolve_trace};
 pub use error::{Result, TraceError};

@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::codec::checksum::{FNV1A_START, fnv1a_more};
 use crate::codec::{
     DecodeError, Decoded, DeltaState, HEADER_LEN, MAX_ENTRY_LEN, ThreadLogHeader, decode_entry,
 };
@@ -30,6 +31,32 @@ pub struct ThreadLogReader {
     next_index: u64,
     /// Entries the trace header says the log holds, if known.
     expected: Option<u64>,
+    /// The checksum the trace header lists for the log, computed over the
+    /// bytes as they are read and compared at the end of the entries.
+    checksum: Option<PrefixChecksum>,
+}
+
+/// FNV-1a of a file's first `len` bytes, fed in the order they are read.
+#[derive(Debug, Clone, Copy)]
+struct PrefixChecksum {
+    len: u64,
+    expected: u64,
+    hashed: u64,
+    hash: u64,
+}
+
+impl PrefixChecksum {
+    /// Hashes `bytes`, which start at file offset `offset` (the offsets
+    /// fed must follow each other), up to the prefix's end.
+    fn feed(&mut self, offset: u64, bytes: &[u8]) {
+        debug_assert!(offset <= self.hashed || self.hashed == self.len);
+        let skip = self.hashed.saturating_sub(offset);
+        let end = self.len.saturating_sub(offset).min(bytes.len() as u64);
+        if skip < end {
+            self.hash = fnv1a_more(self.hash, &bytes[skip as usize..end as usize]);
+            self.hashed += end - skip;
+        }
+    }
 }
 
 fn decode_error(path: &Path, offset: u64, e: DecodeError) -> TraceError {
@@ -82,6 +109,7 @@ impl ThreadLogReader {
             state: DeltaState::default(),
             next_index: 0,
             expected: None,
+            checksum: None,
         })
     }
 
@@ -111,6 +139,7 @@ impl ThreadLogReader {
             state: DeltaState::default(),
             next_index: 0,
             expected: Some(0),
+            checksum: None,
         })
     }
 
@@ -121,12 +150,58 @@ impl ThreadLogReader {
         self
     }
 
+    /// Makes the end of the log an error unless the FNV-1a of the file's
+    /// first `len` bytes is `expected` (the checksum the recorder wrote in
+    /// the trace header). The bytes are hashed as they are read, so the
+    /// check costs no second read; a reader dropped before the end of the
+    /// entries has checked nothing.
+    pub fn expect_checksum(mut self, len: u64, expected: u64) -> ThreadLogReader {
+        debug_assert_eq!(self.base, 0, "checksum set after reading on");
+        let mut sum = PrefixChecksum {
+            len,
+            expected,
+            hashed: 0,
+            hash: FNV1A_START,
+        };
+        sum.feed(0, &self.buf[..self.len]);
+        self.checksum = Some(sum);
+        self
+    }
+
+    /// `e`, a fault found in the entries, unless the checksum says the log
+    /// was changed or damaged (which explains the fault better).
+    pub fn damage_or(&mut self, e: TraceError) -> TraceError {
+        match self.finish_checksum() {
+            Err(damage @ TraceError::BadFile { .. }) => damage,
+            _ => e,
+        }
+    }
+
+    /// Reads the rest of the checksummed prefix and compares.
+    fn finish_checksum(&mut self) -> Result<()> {
+        while self.checksum.is_some_and(|s| s.hashed < s.len) && !self.eof {
+            self.pos = self.len;
+            self.fill()?;
+        }
+        match self.checksum {
+            Some(s) if s.hash != s.expected || s.hashed != s.len => Err(TraceError::BadFile {
+                path: self.path.clone(),
+                what: "checksum does not match the one the recorder wrote in header.json: \
+                       the log was changed or damaged"
+                    .into(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// Moves to the last chunk the header names
     /// ([`ThreadLogHeader::last_chunk`]), so that reading on counts the
     /// log's entries without decoding the chunks before (events read from
     /// there have their indices, not their values: the delta state starts
     /// afresh). Returns the entries before it. Stays put for a log whose
-    /// header names none (a first chunk, or an older log).
+    /// header names none (a first chunk, or an older log). The skipped
+    /// bytes are not checksummed: a reader that skips checks no checksum
+    /// (the recorder counts this way before it has written any).
     pub fn skip_to_last_chunk(&mut self) -> Result<u64> {
         let (chunk, before) = (
             self.header.last_chunk,
@@ -157,6 +232,7 @@ impl ThreadLogReader {
         self.eof = false;
         self.state = DeltaState::default();
         self.next_index = before;
+        self.checksum = None;
         Ok(before)
     }
 
@@ -193,6 +269,12 @@ impl ThreadLogReader {
                 .file
                 .read(&mut self.buf[self.len..])
                 .map_err(TraceError::io("read", &self.path))?;
+            if let Some(sum) = &mut self.checksum {
+                sum.feed(
+                    self.base + self.len as u64,
+                    &self.buf[self.len..self.len + n],
+                );
+            }
             self.len += n;
             self.eof = n == 0;
         }
@@ -219,7 +301,11 @@ impl ThreadLogReader {
             self.fill()?;
             let at = self.offset();
             match decode_entry(&self.buf[self.pos..self.len], &mut self.state) {
-                Ok(Decoded::End) => return self.check_count(at).map(|()| None),
+                Ok(Decoded::End) => {
+                    self.check_count(at)?;
+                    self.finish_checksum()?;
+                    return Ok(None);
+                }
                 Ok(Decoded::Pad) => self.skip_padding()?,
                 Ok(Decoded::Entry(e, n)) => {
                     if self.expected.is_some_and(|x| self.next_index >= x) {
@@ -246,7 +332,10 @@ impl ThreadLogReader {
                     self.next_index += 1;
                     return Ok(Some(event));
                 }
-                Err(e) => return Err(decode_error(&self.path, at, e)),
+                Err(e) => {
+                    let e = decode_error(&self.path, at, e);
+                    return Err(self.damage_or(e));
+                }
             }
         }
     }
