@@ -418,6 +418,17 @@ fn tree_walks_keep_descriptor_numbers() {
     check_nondeterministic("replay_tree_walk", &[root.to_str().unwrap()]);
 }
 
+/// Lookups that open files inside libc (getpwuid, getgrgid, getpwnam_r,
+/// get_nprocs, sysconf's processor count, glob) while another thread opens
+/// a file again and again: the numbers it gets depend on whether a lookup
+/// had its file open. Before those calls were ordered on the descriptor
+/// table, replays diverged.
+#[test]
+fn libc_lookups_keep_descriptor_numbers() {
+    let files = tempdir();
+    check_nondeterministic("replay_libc_files", &[files.path().to_str().unwrap()]);
+}
+
 /// Replay checks every descriptor a call returns: started with one more
 /// descriptor open (inherited), the program's first pipe gets other numbers,
 /// and replay reports it instead of running on.

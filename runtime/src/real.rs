@@ -205,6 +205,33 @@ real_functions! {
     fn scandir64(dir: *const c_char, list: *mut c_void, filter: FilterFn, compare: CompareFn) -> c_int;
     fn scandirat(dir_fd: c_int, dir: *const c_char, list: *mut c_void, filter: FilterFn, compare: CompareFn) -> c_int;
     fn recvmsg(fd: c_int, msg: *mut libc::msghdr, flags: c_int) -> ssize_t;
+    fn getpwnam(name: *const c_char) -> *mut libc::passwd;
+    fn getpwuid(uid: libc::uid_t) -> *mut libc::passwd;
+    fn getpwnam_r(name: *const c_char, pwd: *mut libc::passwd, buf: *mut c_char, len: size_t, result: *mut *mut libc::passwd) -> c_int;
+    fn getpwuid_r(uid: libc::uid_t, pwd: *mut libc::passwd, buf: *mut c_char, len: size_t, result: *mut *mut libc::passwd) -> c_int;
+    fn getpwent() -> *mut libc::passwd;
+    fn setpwent() -> ();
+    fn endpwent() -> ();
+    fn getgrnam(name: *const c_char) -> *mut libc::group;
+    fn getgrgid(gid: libc::gid_t) -> *mut libc::group;
+    fn getgrnam_r(name: *const c_char, grp: *mut libc::group, buf: *mut c_char, len: size_t, result: *mut *mut libc::group) -> c_int;
+    fn getgrgid_r(gid: libc::gid_t, grp: *mut libc::group, buf: *mut c_char, len: size_t, result: *mut *mut libc::group) -> c_int;
+    fn getgrent() -> *mut libc::group;
+    fn setgrent() -> ();
+    fn endgrent() -> ();
+    fn getgrouplist(user: *const c_char, group: libc::gid_t, groups: *mut libc::gid_t, count: *mut c_int) -> c_int;
+    fn getservbyname(name: *const c_char, proto: *const c_char) -> *mut libc::servent;
+    fn getservbyport(port: c_int, proto: *const c_char) -> *mut libc::servent;
+    fn getprotobyname(name: *const c_char) -> *mut libc::protoent;
+    fn getprotobynumber(proto: c_int) -> *mut libc::protoent;
+    fn getlogin() -> *mut c_char;
+    fn getlogin_r(buf: *mut c_char, len: size_t) -> c_int;
+    fn ttyname(fd: c_int) -> *mut c_char;
+    fn ttyname_r(fd: c_int, buf: *mut c_char, len: size_t) -> c_int;
+    fn get_nprocs() -> c_int;
+    fn get_nprocs_conf() -> c_int;
+    fn sysconf(name: c_int) -> libc::c_long;
+    fn glob(pattern: *const c_char, flags: c_int, errfunc: *const c_void, pglob: *mut libc::glob_t) -> c_int;
 }
 
 unsafe extern "C" {

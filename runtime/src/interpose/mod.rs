@@ -9,6 +9,7 @@ pub(crate) mod gomp;
 pub(crate) mod input;
 pub(crate) mod io;
 pub(crate) mod kmp;
+pub(crate) mod libc_files;
 pub(crate) mod mapping;
 pub(crate) mod mem;
 pub(crate) mod misc;

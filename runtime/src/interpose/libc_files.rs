@@ -1,0 +1,116 @@
+//! C library functions that open and close descriptors of their own inside
+//! libc, where the runtime does not see them: the user and group databases
+//! (`getpwnam` reads `/etc/passwd`...), the services and protocols files,
+//! `getlogin` and `ttyname`, the processor count (`get_nprocs` reads
+//! `/sys`), `glob` (without callbacks). Their descriptors take the lowest
+//! free numbers, so another thread's `open` meanwhile would get another
+//! number at replay depending on how far the call has got.
+//!
+//! Each call is ordered like one descriptor call: an event on the
+//! descriptor table before and after it (`events::log_around_call` with its
+//! closing event), with the descriptor lock held across it, as the
+//! program's own descriptor calls hold it. The databases are read live at
+//! replay (the machine's files, like any regular file).
+
+use core::ffi::{c_char, c_int, c_void};
+
+use rr_lite_trace::{EventKind, pseudo};
+
+use crate::events;
+use crate::real;
+use crate::site::with_site;
+
+/// Runs `op`, a libc call that opens and closes descriptors inside, as one
+/// ordered descriptor call.
+fn ordered<R>(site: u64, op: impl FnOnce() -> R) -> R {
+    if !crate::mode::active() {
+        return op();
+    }
+    events::log_around_call(EventKind::Rmw, pseudo::DESCRIPTORS, 0, site, true, || {
+        crate::descriptors::locked(op)
+    })
+}
+
+/// Defines the interposed `$name`, forwarding its arguments to the real
+/// function inside [`ordered`]; `$reg` is the register after the last
+/// argument, where `with_site!` puts the call site.
+macro_rules! ordered_call {
+    ($name:ident, $imp:ident, $reg:literal, ($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        extern "C" fn $imp($($arg: $ty,)* site: u64) -> $ret {
+            // SAFETY: forwarding the program's arguments to the real function.
+            ordered(site, || unsafe { real::$name($($arg),*) })
+        }
+        with_site!($name => $imp, $reg);
+    };
+}
+
+type Passwd = *mut libc::passwd;
+type Group = *mut libc::group;
+
+ordered_call!(getpwnam, getpwnam_impl, "rsi", (name: *const c_char) -> Passwd);
+ordered_call!(getpwuid, getpwuid_impl, "rsi", (uid: libc::uid_t) -> Passwd);
+ordered_call!(getpwnam_r, getpwnam_r_impl, "r9",
+    (name: *const c_char, pwd: Passwd, buf: *mut c_char, len: usize, result: *mut Passwd) -> c_int);
+ordered_call!(getpwuid_r, getpwuid_r_impl, "r9",
+    (uid: libc::uid_t, pwd: Passwd, buf: *mut c_char, len: usize, result: *mut Passwd) -> c_int);
+ordered_call!(getpwent, getpwent_impl, "rdi", () -> Passwd);
+ordered_call!(setpwent, setpwent_impl, "rdi", () -> ());
+ordered_call!(endpwent, endpwent_impl, "rdi", () -> ());
+ordered_call!(getgrnam, getgrnam_impl, "rsi", (name: *const c_char) -> Group);
+ordered_call!(getgrgid, getgrgid_impl, "rsi", (gid: libc::gid_t) -> Group);
+ordered_call!(getgrnam_r, getgrnam_r_impl, "r9",
+    (name: *const c_char, grp: Group, buf: *mut c_char, len: usize, result: *mut Group) -> c_int);
+ordered_call!(getgrgid_r, getgrgid_r_impl, "r9",
+    (gid: libc::gid_t, grp: Group, buf: *mut c_char, len: usize, result: *mut Group) -> c_int);
+ordered_call!(getgrent, getgrent_impl, "rdi", () -> Group);
+ordered_call!(setgrent, setgrent_impl, "rdi", () -> ());
+ordered_call!(endgrent, endgrent_impl, "rdi", () -> ());
+ordered_call!(getgrouplist, getgrouplist_impl, "r8",
+    (user: *const c_char, group: libc::gid_t, groups: *mut libc::gid_t, count: *mut c_int) -> c_int);
+ordered_call!(getservbyname, getservbyname_impl, "rdx",
+    (name: *const c_char, proto: *const c_char) -> *mut libc::servent);
+ordered_call!(getservbyport, getservbyport_impl, "rdx",
+    (port: c_int, proto: *const c_char) -> *mut libc::servent);
+ordered_call!(getprotobyname, getprotobyname_impl, "rsi", (name: *const c_char) -> *mut libc::protoent);
+ordered_call!(getprotobynumber, getprotobynumber_impl, "rsi", (proto: c_int) -> *mut libc::protoent);
+ordered_call!(getlogin, getlogin_impl, "rdi", () -> *mut c_char);
+ordered_call!(getlogin_r, getlogin_r_impl, "rdx", (buf: *mut c_char, len: usize) -> c_int);
+ordered_call!(ttyname, ttyname_impl, "rsi", (fd: c_int) -> *mut c_char);
+ordered_call!(ttyname_r, ttyname_r_impl, "rcx", (fd: c_int, buf: *mut c_char, len: usize) -> c_int);
+ordered_call!(get_nprocs, get_nprocs_impl, "rdi", () -> c_int);
+ordered_call!(get_nprocs_conf, get_nprocs_conf_impl, "rdi", () -> c_int);
+
+/// `sysconf`: the processor counts read `/sys` (the rest pass through).
+extern "C" fn sysconf_impl(name: c_int, site: u64) -> libc::c_long {
+    // SAFETY: forwarding.
+    let call = || unsafe { real::sysconf(name) };
+    match name {
+        libc::_SC_NPROCESSORS_ONLN | libc::_SC_NPROCESSORS_CONF => ordered(site, call),
+        _ => call(),
+    }
+}
+with_site!(sysconf => sysconf_impl, "rsi");
+
+/// `glob` without callbacks (no error function, no `GLOB_ALTDIRFUNC`): with
+/// them the program's code would run inside the ordered call, which may
+/// wait for another thread's descriptor call (the walk of
+/// `interpose::walk` cuts its stretches there instead).
+extern "C" fn glob_impl(
+    pattern: *const c_char,
+    flags: c_int,
+    errfunc: *const c_void,
+    pglob: *mut libc::glob_t,
+    site: u64,
+) -> c_int {
+    // SAFETY: forwarding.
+    let call = || unsafe { real::glob(pattern, flags, errfunc, pglob) };
+    if errfunc.is_null() && flags & GLOB_ALTDIRFUNC == 0 {
+        ordered(site, call)
+    } else {
+        call()
+    }
+}
+with_site!(glob => glob_impl, "r8");
+
+/// glibc's `GLOB_ALTDIRFUNC` (`<glob.h>`).
+const GLOB_ALTDIRFUNC: c_int = 1 << 9;
