@@ -87,6 +87,19 @@ omp_functions! {
     fn kmp_set_defaults(settings: *const core::ffi::c_char) -> ();
 }
 
+/// libomp's settings in both modes (its environment syntax, `|` between
+/// settings): reductions by the lock (module doc), and workers that wait
+/// for work by spinning, never by sleeping. A worker sleeps once it has
+/// waited `KMP_BLOCKTIME` (200 ms by default), and whether it does depends
+/// on timing: at the process's end, libomp lets spinning workers go by
+/// one store, which they see at once, and wakes sleeping ones one at a
+/// time as it joins them. A recording whose workers all saw the store and
+/// ended before the first join then met, in a slower replay, workers
+/// asleep that only the joins could wake, and a first join ordered after
+/// their ends: a deadlock (6 of 16 `--verify` replays of Rodinia's
+/// backprop built with clang).
+const LIBOMP_SETTINGS: &core::ffi::CStr = c"KMP_FORCE_REDUCTION=critical|KMP_BLOCKTIME=infinite";
+
 /// The real `__kmpc_fork_call` (variadic, so outside `omp_functions!`).
 static SLOT_FORK_CALL: AtomicUsize = AtomicUsize::new(0);
 
@@ -102,7 +115,7 @@ fn prepare() {
     locate_libomp(openmp::lookup(&SLOT_FORK_CALL, "__kmpc_fork_call\0"));
     // SAFETY: a NUL-terminated settings string in libomp's environment
     // syntax; libomp initialises itself first if it has not.
-    unsafe { real::kmp_set_defaults(c"KMP_FORCE_REDUCTION=critical".as_ptr()) };
+    unsafe { real::kmp_set_defaults(LIBOMP_SETTINGS.as_ptr()) };
 }
 
 /// Finds libomp's code from the address of one of its functions.
