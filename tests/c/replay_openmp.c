@@ -4,7 +4,8 @@
  * and guided loops, which thread wins a single, the order of omp_set_lock
  * holders, atomic updates, barriers, master, tasks (tied and untied) with taskwait, a taskloop
  * (which thread ran which chunk), teams (how many teams there were) and
- * single copyprivate (whose value every thread got), and an ordered loop. */
+ * single copyprivate (whose value every thread got), and an ordered loop.
+ * It prints how long it took by omp_get_wtime, which replay must give back. */
 #include <omp.h>
 #include <stdio.h>
 
@@ -30,6 +31,7 @@ static unsigned long mix(unsigned long h, long v) { return h * 1000003UL ^ (unsi
 
 int main(void) {
     long sum_static = 0, sum_guided = 0;
+    double started = omp_get_wtime();
     omp_lock_t lock;
     omp_init_lock(&lock);
     omp_set_dynamic(0);
@@ -121,5 +123,6 @@ int main(void) {
     printf("chunks %lx critical %lx locks %lx\n", owners, crit, locks);
     printf("taskloop %lx teams %d copied %d %d %d %d ordered %d %lx\n", taskloop, teams_seen,
            copied[0], copied[1], copied[2], copied[3], ordered_n, ordered);
+    printf("took %.9f s\n", omp_get_wtime() - started);
     return 0;
 }

@@ -186,6 +186,27 @@ extern "C" fn clock_impl(site: u64) -> libc::clock_t {
 }
 with_site!(clock => clock_impl, "rdi");
 
+/// `omp_get_wtime` (either OpenMP library): seconds since a fixed point in
+/// the past, the value a clock event read from the monotonic clock. The
+/// libraries' own versions read the clock inside the library, where libomp
+/// is not seen at all (its clock reads are timing-only: `crate::own_code`),
+/// so a program printing the time replayed with another number.
+extern "C" fn omp_get_wtime_impl(site: u64) -> f64 {
+    let ns = events::log_clock_value(site, || {
+        let mut now = timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: forwarding into a local.
+        unsafe { real::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+        (now.tv_sec as u64)
+            .wrapping_mul(NANOS)
+            .wrapping_add(now.tv_nsec as u64)
+    });
+    ns as f64 / NANOS as f64
+}
+with_site!(omp_get_wtime => omp_get_wtime_impl, "rdi");
+
 /// Several values read at once from outside: the call's, then each value,
 /// one clock event apiece (at replay, each the recorded one).
 fn clock_values<const N: usize>(site: u64, read: impl FnOnce(&mut [u64; N])) -> [u64; N] {
