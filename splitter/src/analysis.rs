@@ -103,13 +103,6 @@ impl Analyzer {
         self.entries
     }
 
-    /// Reads ahead the state of the first granule `e` touches, an event a
-    /// few places later in the global order (see [`PairFinder::touch`]).
-    #[inline]
-    pub fn touch(&self, e: &RecordedEvent) {
-        self.finder.touch(e.granules(self.shift).0);
-    }
-
     /// Feeds the next event of the global order. Events of one thread must
     /// come in program order (index 0, 1, 2...).
     #[inline]

@@ -96,24 +96,8 @@ pub fn place_sync_points(
     let mut analyzer = Analyzer::new(options)?;
     progress.start(trace.header().map(|h| h.entries.iter().sum()));
     let mut order = trace.global_order()?;
-    // Events a few places ahead have their granule's state read early: the
-    // state table is far bigger than the cache, and its misses overlap.
-    let mut ahead = std::collections::VecDeque::with_capacity(READ_AHEAD + 1);
-    loop {
-        while ahead.len() < READ_AHEAD {
-            match order.next() {
-                Some(item) => {
-                    let event = item?.event;
-                    analyzer.touch(&event);
-                    ahead.push_back(event);
-                }
-                None => break,
-            }
-        }
-        let Some(event) = ahead.pop_front() else {
-            break;
-        };
-        if let Err(e) = analyzer.push(&event) {
+    while let Some(item) = order.next() {
+        if let Err(e) = analyzer.push(&item?.event) {
             return Err(order.damage().map_or(e, SplitError::from));
         }
         if analyzer.entries() % progress::PROGRESS_STEP == 0 {
@@ -129,9 +113,6 @@ pub fn place_sync_points(
     analysis.stats.set_time(start.elapsed());
     Ok((analysis, plan))
 }
-
-/// Events of the global order whose state the analysis reads ahead.
-const READ_AHEAD: usize = 8;
 
 /// Fills in `plan`'s events from its thread's log, read as far as its last
 /// point.

@@ -201,12 +201,6 @@ impl IndexedFinder {
         }
     }
 
-    /// Looks `granule` up and drops the answer: see [`super::PairFinder::touch`].
-    #[inline]
-    pub(crate) fn touch(&self, granule: u64) {
-        std::hint::black_box(self.states.get(&granule));
-    }
-
     pub(crate) fn granules(&self) -> u64 {
         self.states.len() as u64
     }

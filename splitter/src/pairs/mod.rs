@@ -140,15 +140,6 @@ impl PairFinder {
         }
     }
 
-    /// Reads `granule`'s state ahead of its access, so that its cache miss
-    /// overlaps the work on the events before it.
-    #[inline]
-    pub fn touch(&self, granule: u64) {
-        if let PairFinder::Indexed(f) = self {
-            f.touch(granule);
-        }
-    }
-
     /// Distinct granules seen so far.
     pub fn granules(&self) -> u64 {
         match self {
