@@ -288,6 +288,55 @@ fn clang_openmp_constructs_replay() {
     clang_openmp_program_replays("replay_openmp");
 }
 
+/// libomp registers each process in `/dev/shm/__KMP_REGISTERED_LIB_<pid>_<uid>`;
+/// a file left there by an ended process with the recorded process's id made
+/// libomp take it over at record (other events: it reads /proc/self/maps),
+/// while replay, which removes such files first, started afresh and
+/// diverged. Files left for the next few hundred process ids, then a
+/// recording (its process is likely among them) replayed in every mode.
+#[test]
+#[cfg_attr(
+    rr_lite_no_clang,
+    ignore = "clang-14 not found: install it, or set RR_LITE_REQUIRE_CLANG=1 to fail instead"
+)]
+fn stale_libomp_registrations_do_not_change_the_recording() {
+    let Some(exe) = build_clang_openmp("replay_openmp") else {
+        return;
+    };
+    let Some(last) = std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+    else {
+        eprintln!("note: /proc/sys/kernel/ns_last_pid unreadable: skipped");
+        return;
+    };
+    let uid = std::fs::metadata("/proc/self")
+        .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+        .unwrap();
+    // A dead owner's registration: an address that is not mapped.
+    let stale = StaleFiles(
+        (last + 1..last + 400)
+            .map(|pid| PathBuf::from(format!("/dev/shm/__KMP_REGISTERED_LIB_{pid}_{uid}")))
+            .filter(|p| !p.exists() && std::fs::write(p, "0x1000-cafe-libomp.so.5").is_ok())
+            .collect(),
+    );
+    let rec = record_within(&exe, &[], LIMIT);
+    drop(stale);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    replay_all_modes(&rec);
+}
+
+/// Registration files made for a test, removed when it ends.
+struct StaleFiles(Vec<PathBuf>);
+
+impl Drop for StaleFiles {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
 /// `name` built with clang and `-fopenmp`, recorded until two outputs
 /// differ, each recording replayed in every mode (a note and nothing else
 /// when clang has no OpenMP headers).

@@ -114,6 +114,7 @@ fn start(mode: Mode, argv: *const *const c_char, envp: *const *const c_char) {
     }
     if mode == Mode::Record {
         copy_module_map(dir);
+        remove_stale_openmp_registration();
     }
     if !crate::heap::reserve() {
         sys::warn(&[b"cannot reserve the heap range: heap addresses may differ at replay"]);
@@ -134,6 +135,36 @@ fn start(mode: Mode, argv: *const *const c_char, envp: *const *const c_char) {
     unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
     leave_children_inert(envp);
     mode::set(mode);
+}
+
+/// Record: removes libomp's registration file named after this process
+/// (`/dev/shm/__KMP_REGISTERED_LIB_<pid>_<uid>`), which can only be left by
+/// an ended process that had the same id (libomp registers at its first
+/// call, later than this). Found there, libomp would take the file over
+/// through another path of its start-up, with events that a replay, which
+/// removes such files before it starts (`replayer::leftovers`), does not
+/// make: both modes start without it.
+fn remove_stale_openmp_registration() {
+    let mut path = [0u8; 96];
+    let mut len = 0;
+    let mut pid_digits = [0u8; 20];
+    let mut uid_digits = [0u8; 20];
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let parts: [&[u8]; 5] = [
+        b"/dev/shm/__KMP_REGISTERED_LIB_",
+        sys::decimal(u64::from(sys::getpid_raw()), &mut pid_digits),
+        b"_",
+        sys::decimal(u64::from(uid), &mut uid_digits),
+        b"\0",
+    ];
+    for part in parts {
+        path[len..len + part.len()].copy_from_slice(part);
+        len += part.len();
+    }
+    // SAFETY: a NUL-terminated path in a local buffer (at most 30 + 20 +
+    // 1 + 20 + 1 bytes); unlink only reads it.
+    unsafe { libc::unlink(path.as_ptr().cast()) };
 }
 
 /// Loads the stack unwinder (libgcc_s) now, the same way in record and
