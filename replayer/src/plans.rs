@@ -68,10 +68,7 @@ fn ensure_kept_plans(trace: &TraceDir) -> Result<PathBuf, ReplayError> {
         .path()
         .join(rr_lite_splitter::SPLIT_DIR)
         .join(rr_lite_splitter::replay_log::STATS_FILE);
-    if split_stamp.exists()
-        && is_fresh(&dir, Some(split_stamp.as_path()))
-        && plans_verify(trace, &dir)
-    {
+    if is_fresh(&dir, Some(split_stamp.as_path())) && plans_verify(trace, &dir) {
         return Ok(dir);
     }
     build_into_place(&dir, |tmp| {
@@ -125,16 +122,15 @@ impl SyncSource {
 
     /// Thread `t`'s points, by index.
     fn points(&self, t: u32) -> Vec<PointRef<'_>> {
+        let t = t as usize;
         match self {
-            SyncSource::Split(logs) => logs.get(t as usize).map_or(Vec::new(), |l| {
-                l.sync_points
-                    .iter()
+            SyncSource::Split(logs) => logs.get(t).map_or(Vec::new(), |l| {
+                (l.sync_points.iter())
                     .map(|p| (p.index, p.waits.as_slice(), p.notify))
                     .collect()
             }),
-            SyncSource::Placed(plan) => plan.threads().get(t as usize).map_or(Vec::new(), |th| {
-                th.points()
-                    .iter()
+            SyncSource::Placed(plan) => plan.threads().get(t).map_or(Vec::new(), |th| {
+                (th.points().iter())
                     .map(|p| (p.index, p.waits.as_slice(), p.notify))
                     .collect()
             }),

@@ -78,7 +78,6 @@ pub fn analyze_trace(
     });
     let plan = SyncPlan::from_threads(filled.into_iter().collect::<Result<_>>()?);
     let logs = plan.into_thread_logs(&analysis)?;
-    syncpoints::count_sync_points(&mut analysis, &logs);
     analysis.stats.set_time(start.elapsed());
     Ok(TraceSplit { analysis, logs })
 }

@@ -212,13 +212,6 @@ impl SyncPlan {
         SyncPlan { threads }
     }
 
-    /// True while some point of `thread` still lacks its event.
-    pub fn needs_events(&self, thread: u32) -> bool {
-        self.threads
-            .get(thread as usize)
-            .is_some_and(ThreadPlan::needs_events)
-    }
-
     /// Takes the kind, address and site of `e` if it is a sync point. Events
     /// of one thread must come in program order; threads may interleave.
     #[inline]
@@ -287,48 +280,26 @@ impl SyncPlan {
     }
 }
 
-/// Sync-point statistics of `logs` into `analysis.stats`.
-pub fn count_sync_points(analysis: &mut Analysis, logs: &[ThreadLog]) {
-    count_points(
-        analysis,
-        logs.iter()
-            .map(|l| l.sync_points.iter().map(|p| (p.waits.len(), p.notify))),
-    );
-}
-
-/// Sync-point statistics of a plan not filled in into `analysis.stats`.
+/// Sync-point statistics of `plan` into `analysis.stats` (filling the
+/// points in changes none of them).
 pub fn count_planned_points(analysis: &mut Analysis, plan: &SyncPlan) {
-    count_points(
-        analysis,
-        plan.threads
-            .iter()
-            .map(|t| t.points.iter().map(|p| (p.waits.len(), p.notify))),
-    );
-}
-
-/// Counts points given per thread as (waits, notify).
-fn count_points<T, P>(analysis: &mut Analysis, threads: T)
-where
-    T: Iterator<Item = P>,
-    P: Iterator<Item = (usize, Notify)>,
-{
     let stats = &mut analysis.stats;
     stats.sync_points_per_thread.clear();
     stats.waits = 0;
     stats.signals = 0;
     stats.broadcasts = 0;
-    for points in threads {
-        let mut count = 0;
-        for (waits, notify) in points {
-            count += 1;
-            stats.waits += waits as u64;
-            match notify {
+    for thread in &plan.threads {
+        stats
+            .sync_points_per_thread
+            .push(thread.points.len() as u64);
+        for p in &thread.points {
+            stats.waits += p.waits.len() as u64;
+            match p.notify {
                 Notify::None => {}
                 Notify::Signal => stats.signals += 1,
                 Notify::Broadcast => stats.broadcasts += 1,
             }
         }
-        stats.sync_points_per_thread.push(count);
     }
 }
 
@@ -342,7 +313,6 @@ pub fn thread_logs_from_events<'a>(
     for e in events {
         plan.fill(e)?;
     }
-    let logs = plan.into_thread_logs(analysis)?;
-    count_sync_points(analysis, &logs);
-    Ok(logs)
+    count_planned_points(analysis, &plan);
+    plan.into_thread_logs(analysis)
 }
