@@ -26,8 +26,10 @@
 //! Series: the main table (seven workloads, 4 threads), parallel replay
 //! against thread count (racy_share, the same total work on 1, 2, 4, 8
 //! threads), against the sharing ratio (racy_share at 0 to 100 % shared
-//! updates) and against size (private_merge at 1x and 8x, which separates
-//! the fixed cost of starting a replay from the cost per event).
+//! updates), against size (private_merge at 1x and 8x, which separates
+//! the fixed cost of starting a replay from the cost per event), and the
+//! recording quantum (shared_index and racy_share recorded with
+//! `--quantum 0` and with record's default).
 //!
 //! Everything runs under a scratch directory in cargo's target tmpdir
 //! (traces, the runtime cache), never in the user's home.
@@ -89,16 +91,27 @@ struct Case {
     args: Vec<u64>,
     series: Vec<&'static str>,
     modes: Vec<Mode>,
+    /// `record --quantum` (None: record's default).
+    quantum: Option<u32>,
 }
 
 impl Case {
     fn label(&self) -> String {
         let args: Vec<String> = self.args.iter().map(u64::to_string).collect();
-        format!("{}-{}", self.workload, args.join("-"))
+        let quantum = self.quantum.map(|q| format!("-q{q}")).unwrap_or_default();
+        format!("{}-{}{quantum}", self.workload, args.join("-"))
+    }
+
+    /// `record`'s options for this case.
+    fn record_options(&self) -> Vec<String> {
+        self.quantum
+            .map(|q| vec!["--quantum".to_owned(), q.to_string()])
+            .unwrap_or_default()
     }
 }
 
-/// Adds a case, or merges series and modes into an identical one.
+/// Adds a case recorded with record's default quantum, or merges series and
+/// modes into an identical one.
 fn add_case(
     cases: &mut Vec<Case>,
     workload: &'static str,
@@ -106,9 +119,21 @@ fn add_case(
     series: &'static str,
     modes: &[Mode],
 ) {
+    add_case_with_quantum(cases, workload, args, None, series, modes);
+}
+
+/// [`add_case`] with a `record --quantum` of its own.
+fn add_case_with_quantum(
+    cases: &mut Vec<Case>,
+    workload: &'static str,
+    args: &[u64],
+    quantum: Option<u32>,
+    series: &'static str,
+    modes: &[Mode],
+) {
     if let Some(c) = cases
         .iter_mut()
-        .find(|c| c.workload == workload && c.args == args)
+        .find(|c| c.workload == workload && c.args == args && c.quantum == quantum)
     {
         c.series.push(series);
         c.modes.extend_from_slice(modes);
@@ -121,6 +146,7 @@ fn add_case(
         args: args.to_vec(),
         series: vec![series],
         modes: modes.to_vec(),
+        quantum,
     });
 }
 
@@ -169,6 +195,24 @@ fn cases() -> Vec<Case> {
             "sharing",
             &replay,
         );
+    }
+    // The recording quantum: record's default against none, where threads
+    // bump one shared index (it pays) and update random shared slots (it
+    // must not cost).
+    for (workload, args) in [
+        ("shared_index", &[50000, 4][..]),
+        ("racy_share", &[20000, 4, 500]),
+    ] {
+        for quantum in [Some(0), None] {
+            add_case_with_quantum(
+                &mut cases,
+                workload,
+                args,
+                quantum,
+                "quantum",
+                &[Instrumented, Record, Parallel, Sequential],
+            );
+        }
     }
     for size in [3000u64, 24000] {
         add_case(
@@ -309,7 +353,9 @@ impl Prepared<'_> {
             }
             Mode::Record => {
                 let mut c = env.rr();
-                c.args(["record", "-q", "-o"])
+                c.args(["record", "-q"])
+                    .args(self.case.record_options())
+                    .arg("-o")
                     .arg(&self.rerecord)
                     .arg(&self.instrumented)
                     .args(&args);
@@ -370,7 +416,9 @@ fn prepare<'a>(env: &Env, case: &'a Case, failures: &RefCell<Vec<Value>>) -> Pre
     let args: Vec<String> = case.args.iter().map(u64::to_string).collect();
     let mut record = env.rr();
     record
-        .args(["record", "-q", "-o"])
+        .args(["record", "-q"])
+        .args(case.record_options())
+        .arg("-o")
         .arg(&trace)
         .arg(&instrumented)
         .args(&args);
@@ -584,6 +632,7 @@ fn write_results(
                 "workload": p.case.workload,
                 "args": p.case.args,
                 "series": p.case.series,
+                "quantum": p.case.quantum,
                 "modes": p.case.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
                 "ok_modes": p.ok.iter().map(|m| m.name()).collect::<Vec<_>>(),
                 "info": p.info,

@@ -162,6 +162,27 @@ def scaling_table(r, series, title, key_name, key):
     print()
 
 
+def quantum_table(r):
+    cases = sorted(r.series("quantum"), key=lambda c: (c["workload"], c.get("quantum") is None))
+    if not cases:
+        return
+    print("## The recording quantum (`record --quantum 0` against record's default)\n")
+    print(
+        "| workload | args | quantum | events | waits | instrumented ms | record ms | parallel ms "
+        "| sequential ms | parallel / instrumented | sequential / parallel |"
+    )
+    print("|" + "---|" * 11)
+    for c in cases:
+        ti, tr, tp, ts = (r.time(c, m) for m in ("instrumented", "record", "parallel", "sequential"))
+        q = c.get("quantum")
+        print(
+            f"| {c['workload']} | {' '.join(map(str, c['args']))} | {'default' if q is None else q} "
+            f"| {events(c)} | {c['split'].get('waits', 0)} | {fmt_ms(ti)} | {fmt_ms(tr)} "
+            f"| {fmt_ms(tp)} | {fmt_ms(ts)} | {fmt_ratio(ratio(tp, ti))} | {fmt_ratio(ratio(ts, tp))} |"
+        )
+    print()
+
+
 def size_table(r):
     cases = sorted(r.series("size"), key=events)
     if len(cases) < 2:
@@ -289,6 +310,7 @@ def main():
                   "threads", lambda c: c["args"][1])
     scaling_table(r, "sharing", "Parallel replay against sharing ratio (racy_share, 4 threads)",
                   "shared per mille", lambda c: c["args"][2])
+    quantum_table(r)
     size_table(r)
     splitter_table(r)
     failures(r)

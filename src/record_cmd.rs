@@ -28,13 +28,14 @@ pub struct RecordArgs {
     /// gets the placeholders.
     #[arg(long)]
     keep_env: bool,
-    /// A thread keeps the locks that order its memory accesses for up to N of its hooks
-    /// instead of giving each back at the next one: threads that share data take turns
-    /// on it once per N accesses instead of every few, so the recorded interleaving has
-    /// far fewer switches for replay to reproduce (a shared index four threads bump:
-    /// 32x fewer waits with 64). The price: a read-modify-write of shared data becomes
-    /// atomic while recording, so races like lost updates stop showing. 0 (the default,
-    /// and always with --chaos): turns as fine as the hardware's.
+    /// A thread keeps the locks that order its accesses to shared data for up to N of
+    /// its hooks (a random number from 1 to N each time) instead of giving each back at
+    /// the next one, while it keeps using what it keeps: threads that share data take
+    /// turns on it every few dozen accesses instead of every one, so the recorded
+    /// interleaving has far fewer switches for replay to reproduce (a shared index four
+    /// threads bump: 20-30x fewer waits). Turns still fall anywhere in a thread's code,
+    /// so races such as lost updates still show. 0: turns as fine as the locks allow
+    /// (always so with --chaos).
     #[arg(long, value_name = "N", default_value_t = rr_lite_recorder::session::DEFAULT_QUANTUM)]
     quantum: u32,
     #[command(flatten)]

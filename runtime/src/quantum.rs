@@ -9,6 +9,13 @@
 //! stripe for every access it logs on it, so the ordering rule of
 //! `crate::record` is unchanged) with one turn per quantum instead.
 //!
+//! Which stripes are kept: only one another thread held last (a private
+//! stripe goes back at the next hook, as without a quantum), only while
+//! kept stripes get used again (`Kept::worth_keeping`), and each for a
+//! random 1 to `QUANTUM` hooks (`Kept::jittered_start`), so that turns fall
+//! anywhere in a thread's code as native preemption's do, and races such as
+//! lost updates keep showing.
+//!
 //! Rules that keep this safe:
 //! - only plain accesses keep stripes (the compiler's hooks): an
 //!   interposed call, a blocking call, thread end and a chaos-scheduled
@@ -67,25 +74,96 @@ pub(crate) fn configure(value: Option<&[u8]>) {
     }
 }
 
+/// A free slot of [`Kept`].
+const NO_STRIPE: u32 = u32::MAX;
+
 /// The stripes a thread keeps, each with the hook count at which it took
-/// it. Only the owning thread touches it.
+/// it, in fixed slots: no operation moves the others (the runtime's own
+/// `copy_within` would call the interposed `memmove` on every hook). Only
+/// the owning thread touches it.
 #[derive(Debug)]
 pub(crate) struct Kept {
-    stripes: Cell<[u32; MAX_KEPT]>,
-    since: Cell<[u32; MAX_KEPT]>,
+    stripes: [Cell<u32>; MAX_KEPT],
+    since: [Cell<u32>; MAX_KEPT],
     len: Cell<usize>,
     /// The thread's hooks so far (wrapping).
     hooks: Cell<u32>,
+    /// xorshift32 state for [`Kept::jittered_start`] (0: not seeded yet).
+    rng: Cell<u32>,
+    /// Kept stripes used again while kept, and kept stripes given back
+    /// (expired or pushed out), decayed: whether keeping pays here.
+    hits: Cell<u32>,
+    given_back: Cell<u32>,
+    /// Shared stripes taken while keeping did not pay (one in
+    /// [`SAMPLE_EVERY`] is kept anyway, so the counts follow the program).
+    skipped: Cell<u32>,
 }
+
+/// Keeping pays when a kept stripe is used again at least this many times
+/// per stripe given back: a thread bumping one shared index reuses it every
+/// few hooks; threads updating random slots of a shared array rarely reuse
+/// the slot they keep, and keeping it only makes the others wait.
+const HITS_PER_GIVEN_BACK: u32 = 2;
+/// While keeping does not pay, one shared stripe in this many is kept.
+const SAMPLE_EVERY: u32 = 32;
+/// The counts halve when their sum passes this (recent behaviour counts).
+const DECAY_AT: u32 = 512;
 
 impl Kept {
     pub(crate) const fn new() -> Kept {
         Kept {
-            stripes: Cell::new([0; MAX_KEPT]),
-            since: Cell::new([0; MAX_KEPT]),
+            stripes: [const { Cell::new(NO_STRIPE) }; MAX_KEPT],
+            since: [const { Cell::new(0) }; MAX_KEPT],
             len: Cell::new(0),
             hooks: Cell::new(0),
+            rng: Cell::new(0),
+            hits: Cell::new(0),
+            given_back: Cell::new(0),
+            skipped: Cell::new(0),
         }
+    }
+
+    /// Whether to keep a shared stripe just taken: yes while kept stripes
+    /// are used again often enough (see [`HITS_PER_GIVEN_BACK`]), and for
+    /// one in [`SAMPLE_EVERY`] otherwise.
+    #[inline]
+    pub(crate) fn worth_keeping(&self) -> bool {
+        if self.hits.get() >= HITS_PER_GIVEN_BACK * self.given_back.get() {
+            return true;
+        }
+        let skipped = self.skipped.get().wrapping_add(1);
+        self.skipped.set(skipped);
+        skipped.is_multiple_of(SAMPLE_EVERY)
+    }
+
+    fn count(&self, counter: &Cell<u32>) {
+        counter.set(counter.get() + 1);
+        if self.hits.get() + self.given_back.get() > DECAY_AT {
+            self.hits.set(self.hits.get() / 2);
+            self.given_back.set(self.given_back.get() / 2);
+        }
+    }
+
+    /// The hook count to record as the start of a stripe taken at hook
+    /// `now`: up to `quantum - 1` hooks earlier, drawn at random, so the
+    /// stripe goes back after 1 to `quantum` hooks. Why: with a fixed
+    /// quantum the turns fall at the same point of a loop's body every
+    /// time (in `counter++` always before the read, never between the read
+    /// and the write), which hides every lost update; native threads
+    /// interleave at any instruction, and so do the turns now.
+    #[inline]
+    pub(crate) fn jittered_start(&self, now: u32, quantum: u32, thread: u32) -> u32 {
+        let mut x = self.rng.get();
+        if x == 0 {
+            // Distinct per thread and per run (the turns are a recording's
+            // own, replay never draws), never 0 (xorshift's fixed point).
+            x = (thread.wrapping_mul(0x9E37_79B9) ^ crate::sys::monotonic_ns() as u32) | 1;
+        }
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        self.rng.set(x);
+        now.wrapping_sub(x % quantum.max(1))
     }
 
     /// Counts a hook; returns the new count.
@@ -96,74 +174,79 @@ impl Kept {
         now
     }
 
+    #[inline]
     pub(crate) fn is_empty(&self) -> bool {
         self.len.get() == 0
+    }
+
+    /// The slot holding `stripe`.
+    fn slot_of(&self, stripe: u32) -> Option<usize> {
+        self.stripes.iter().position(|s| s.get() == stripe)
+    }
+
+    /// Empties slot `at`; returns its stripe.
+    fn free(&self, at: usize) -> u32 {
+        self.len.set(self.len.get() - 1);
+        self.stripes[at].replace(NO_STRIPE)
     }
 
     /// Removes `stripe` if kept; returns when it was taken.
     #[inline]
     pub(crate) fn take(&self, stripe: u32) -> Option<u32> {
-        let len = self.len.get();
-        let stripes = self.stripes.get();
-        let at = stripes[..len].iter().position(|&s| s == stripe)?;
-        let since = self.since.get()[at];
-        self.remove(at);
-        Some(since)
-    }
-
-    fn remove(&self, at: usize) {
-        let len = self.len.get();
-        let mut stripes = self.stripes.get();
-        let mut since = self.since.get();
-        stripes.copy_within(at + 1..len, at);
-        since.copy_within(at + 1..len, at);
-        self.stripes.set(stripes);
-        self.since.set(since);
-        self.len.set(len - 1);
+        if self.is_empty() {
+            return None;
+        }
+        let at = self.slot_of(stripe)?;
+        self.free(at);
+        self.count(&self.hits);
+        Some(self.since[at].get())
     }
 
     /// Keeps `stripe`, taken at hook `since`; returns the stripe it pushed
-    /// out (the oldest) when full.
-    pub(crate) fn insert(&self, stripe: u32, since: u32) -> Option<u32> {
+    /// out (the one kept longest at hook `now`) when full.
+    pub(crate) fn insert(&self, stripe: u32, since: u32, now: u32) -> Option<u32> {
         debug_assert!(
-            !self.stripes.get()[..self.len.get()].contains(&stripe),
+            stripe != NO_STRIPE && self.slot_of(stripe).is_none(),
             "a stripe kept twice"
         );
-        let evicted = (self.len.get() == MAX_KEPT).then(|| {
-            let oldest = self.stripes.get()[0];
-            self.remove(0);
-            oldest
-        });
-        let len = self.len.get();
-        let mut stripes = self.stripes.get();
-        let mut sinces = self.since.get();
-        stripes[len] = stripe;
-        sinces[len] = since;
-        self.stripes.set(stripes);
-        self.since.set(sinces);
-        self.len.set(len + 1);
+        let (at, evicted) = match self.slot_of(NO_STRIPE) {
+            Some(at) => (at, None),
+            None => {
+                let oldest = (0..MAX_KEPT)
+                    .max_by_key(|&i| now.wrapping_sub(self.since[i].get()))
+                    .unwrap_or(0);
+                self.count(&self.given_back);
+                (oldest, Some(self.free(oldest)))
+            }
+        };
+        self.stripes[at].set(stripe);
+        self.since[at].set(since);
+        self.len.set(self.len.get() + 1);
+        debug_assert!(self.len.get() <= MAX_KEPT);
         evicted
     }
 
     /// Removes and returns a stripe kept for `quantum` hooks or more at
     /// hook `now`.
+    #[inline]
     pub(crate) fn pop_expired(&self, now: u32, quantum: u32) -> Option<u32> {
-        let len = self.len.get();
-        let since = self.since.get();
-        let at = since[..len]
-            .iter()
-            .position(|&s| now.wrapping_sub(s) >= quantum)?;
-        let stripe = self.stripes.get()[at];
-        self.remove(at);
-        Some(stripe)
+        if self.is_empty() {
+            return None;
+        }
+        let at = (0..MAX_KEPT).find(|&i| {
+            self.stripes[i].get() != NO_STRIPE && now.wrapping_sub(self.since[i].get()) >= quantum
+        })?;
+        self.count(&self.given_back);
+        Some(self.free(at))
     }
 
     /// Removes and returns any kept stripe.
     pub(crate) fn pop(&self) -> Option<u32> {
-        let len = self.len.get();
-        let stripe = *self.stripes.get()[..len].last()?;
-        self.len.set(len - 1);
-        Some(stripe)
+        if self.is_empty() {
+            return None;
+        }
+        let at = (0..MAX_KEPT).find(|&i| self.stripes[i].get() != NO_STRIPE)?;
+        Some(self.free(at))
     }
 }
 
@@ -175,9 +258,9 @@ mod tests {
     fn kept_stripes_expire_after_the_quantum_and_the_oldest_goes_first() {
         let kept = Kept::new();
         for s in 0..MAX_KEPT as u32 {
-            assert_eq!(kept.insert(s, s), None);
+            assert_eq!(kept.insert(s, s, s), None);
         }
-        assert_eq!(kept.insert(100, 9), Some(0));
+        assert_eq!(kept.insert(100, 9, 9), Some(0));
         assert_eq!(kept.take(3), Some(3));
         assert_eq!(kept.take(3), None);
         assert_eq!(kept.pop_expired(10, 9), Some(1));
@@ -192,9 +275,44 @@ mod tests {
     }
 
     #[test]
+    fn jittered_stripes_expire_within_the_quantum_at_varied_points() {
+        let kept = Kept::new();
+        let mut seen = [false; 16];
+        for now in 1000..3000u32 {
+            let since = kept.jittered_start(now, 16, 3);
+            let lasts = 16 - now.wrapping_sub(since);
+            assert!((1..=16).contains(&lasts), "{lasts}");
+            seen[lasts as usize - 1] = true;
+        }
+        assert!(seen.iter().all(|&s| s), "{seen:?}");
+        assert_eq!(kept.jittered_start(5, 1, 3), 5);
+    }
+
+    #[test]
+    fn keeping_stops_while_kept_stripes_are_not_used_again_and_resumes_when_they_are() {
+        let kept = Kept::new();
+        assert!(kept.worth_keeping(), "keeps from the start");
+        // Stripes kept and given back unused (random shared slots).
+        for now in 0..64u32 {
+            kept.insert(now, now, now);
+            assert_eq!(kept.pop_expired(now + 4, 4), Some(now));
+        }
+        let kept_now = (0..SAMPLE_EVERY * 4)
+            .filter(|_| kept.worth_keeping())
+            .count();
+        assert_eq!(kept_now, 4, "one in SAMPLE_EVERY");
+        // A stripe used again and again (a shared index).
+        for now in 0..1000u32 {
+            kept.insert(7, now, now);
+            assert_eq!(kept.take(7), Some(now));
+        }
+        assert!(kept.worth_keeping());
+    }
+
+    #[test]
     fn wrapping_hook_counts_still_expire() {
         let kept = Kept::new();
-        kept.insert(7, u32::MAX - 1);
+        kept.insert(7, u32::MAX - 1, u32::MAX);
         assert_eq!(kept.pop_expired(2, 4), Some(7));
     }
 }

@@ -169,7 +169,7 @@ impl RecordThread {
         let since = self.held_since.get();
         match held.single() {
             Some(stripe) if now.wrapping_sub(since) < quantum => {
-                if let Some(evicted) = self.kept.insert(stripe, since) {
+                if let Some(evicted) = self.kept.insert(stripe, since, now) {
                     self.release_set(StripeSet::of_stripe(evicted));
                 }
             }
@@ -209,7 +209,17 @@ impl RecordThread {
             set.lock(me);
         }
         self.held.set(set);
-        self.held_since.set(now);
+        // Only a shared stripe is worth keeping, and only while kept ones
+        // are used again: the others go back at the next hook as without a
+        // quantum (their start is a quantum ago), which spares the kept
+        // list the walk over private data and the other threads the wait.
+        let since = match set.single() {
+            Some(stripe) if StripeSet::claim(stripe, me) && self.kept.worth_keeping() => {
+                self.kept.jittered_start(now, quantum, me)
+            }
+            _ => now.wrapping_sub(quantum),
+        };
+        self.held_since.set(since);
     }
 
     /// Releases the stripes kept from the previous hook, at a point where
