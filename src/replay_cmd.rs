@@ -209,7 +209,25 @@ fn result_text(kind: Option<EventKind>, payload: u64) -> String {
 }
 
 fn print_deadlock(r: &DeadlockReport, symbols: &mut Symbolizer) {
-    eprintln!("rr-lite: replay deadlock: every thread is waiting and nothing progresses");
+    match r.stalled_for {
+        None => {
+            eprintln!("rr-lite: replay deadlock: every thread is waiting and nothing progresses")
+        }
+        Some(stalled) => {
+            let running: Vec<String> = r.running.iter().map(|t| format!("thread {t}")).collect();
+            eprintln!(
+                "rr-lite: replay stalled: no thread reached an event for {:.0} s while some wait; \
+                 {} ran meanwhile without reaching its next event (spinning, in code rr-lite does \
+                 not see, for a thread that waits?)",
+                stalled.as_secs_f64(),
+                if running.is_empty() {
+                    "no thread".to_owned()
+                } else {
+                    running.join(", ")
+                }
+            );
+        }
+    }
     for w in &r.waits {
         let next = w
             .next_event

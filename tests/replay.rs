@@ -1180,21 +1180,29 @@ fn split_waits(rec: &Recorded) -> u64 {
 #[test]
 fn a_recording_quantum_keeps_fewer_waits_and_replays_exactly() {
     let exe = build("replay_shared_index");
-    let fine = record_with_options(&["--quantum", "0"], &exe, &["20000"], LIMIT);
-    let coarse = record_with_options(&["--quantum", "64"], &exe, &["20000"], LIMIT);
-    for rec in [&fine, &coarse] {
-        assert_eq!(rec.status, 0, "{}", rec.describe());
+    // How finely the threads interleave depends on the machine's load
+    // (45-140 k waits without a quantum on an idle 2-core machine, 10 k
+    // with the rest of the suite running beside it, where a quantum of 64
+    // kept 2.8 k; once, under load, not half as many): up to three tries.
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let fine = record_with_options(&["--quantum", "0"], &exe, &["20000"], LIMIT);
+        let coarse = record_with_options(&["--quantum", "64"], &exe, &["20000"], LIMIT);
+        for rec in [&fine, &coarse] {
+            assert_eq!(rec.status, 0, "{}", rec.describe());
+        }
+        replay_all_modes(&coarse);
+        let (without, with) = (split_waits(&fine), split_waits(&coarse));
+        seen.push((with, without));
+        if without < 4000 || with * 2 < without {
+            break;
+        }
     }
-    replay_all_modes(&coarse);
-    let (without, with) = (split_waits(&fine), split_waits(&coarse));
-    // How finely the threads interleave without a quantum depends on the
-    // machine's load (45-140 k waits on an idle 2-core machine, 10 k with
-    // the rest of the suite running beside it, where a quantum of 64 kept
-    // 2.8 k): the bound leaves room for that.
+    let &(with, without) = seen.last().expect("one try");
     if without >= 4000 {
         assert!(
             with * 2 < without,
-            "{with} waits with a quantum of 64, {without} without"
+            "(waits with a quantum of 64, without) in each try: {seen:?}"
         );
     } else {
         eprintln!(

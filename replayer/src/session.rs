@@ -89,6 +89,12 @@ pub struct DeadlockReport {
     pub waits: Vec<WaitEdge>,
     /// A cycle of threads each waiting for the next, if there is one.
     pub cycle: Vec<u32>,
+    /// Not every thread waits: for this long no thread reached an event
+    /// while some waited (a thread running where the runtime cannot see
+    /// it, spinning for one that waits, never reaches its next event).
+    pub stalled_for: Option<Duration>,
+    /// The threads that were running (not waiting, blocked or ended).
+    pub running: Vec<u32>,
 }
 
 /// A snapshot of the state file, with what the watchdog asks of it.
@@ -133,6 +139,11 @@ impl State {
     /// least one is parked in a replay wait, asleep in a call the runtime
     /// does not see (a raw futex in an uninstrumented library), which the
     /// status word cannot show.
+    /// Some thread is parked in a replay wait.
+    fn any_waiting(&self) -> bool {
+        (0..self.0.threads()).any(|t| self.status(t) == ThreadStatus::Waiting as u32)
+    }
+
     fn all_waiting(&self) -> bool {
         let live: Vec<ProgressSnapshot> = (0..self.0.threads())
             .map(|t| self.0.thread(t))
@@ -374,7 +385,10 @@ pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome
     let mut cmd = program_command(header, &prepared.session, &prepared.places);
 
     let mut last_progress = (u64::MAX, Instant::now());
+    let mut last_event = (u64::MAX, Instant::now());
+    let stall_limit = stall_limit(options.watchdog, header.wall_time_ns);
     let mut deadlock = None;
+    let mut stalled = None;
     let mut signalled = false;
     let recorded_signal = match header.ending {
         ProgramEnding::Signaled { signal } => Some(signal),
@@ -396,6 +410,13 @@ pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome
                 return Tick::Signal(signal);
             }
             let progress = s.progress();
+            if progress != last_event.0 {
+                last_event = (progress, Instant::now());
+            } else if last_event.1.elapsed() > stall_limit && s.any_waiting() {
+                stalled = Some(last_event.1.elapsed());
+                deadlock = Some(s);
+                return Tick::Kill;
+            }
             if progress != last_progress.0 || !s.all_waiting() {
                 last_progress = (progress, Instant::now());
                 return Tick::Continue;
@@ -409,7 +430,9 @@ pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome
     )?;
 
     if let Some(s) = deadlock {
-        return Ok(ReplayOutcome::Deadlocked(deadlock_report(trace, &s)));
+        let mut report = deadlock_report(trace, &s);
+        report.stalled_for = stalled;
+        return Ok(ReplayOutcome::Deadlocked(report));
     }
     let final_state = State::read(&state_path);
     if let Some(s) = final_state.as_ref().filter(|s| s.0.diverged().is_some()) {
@@ -482,10 +505,28 @@ fn deadlock_report(trace: &TraceDir, s: &State) -> DeadlockReport {
             }
         })
         .collect();
+    let running = (0..s.0.threads())
+        .filter(|&t| {
+            let status = s.status(t);
+            !is_stuck(status)
+                && status != ThreadStatus::NotStarted as u32
+                && status != ThreadStatus::Exited as u32
+        })
+        .collect();
     DeadlockReport {
         cycle: find_cycle(&waits),
         waits,
+        stalled_for: None,
+        running,
     }
+}
+
+/// How long no thread may reach an event while some wait before the
+/// replay is reported as stalled: ten watchdog periods, and at least twice
+/// the recording's whole run (a thread may compute that long between two
+/// events without anything being wrong).
+fn stall_limit(watchdog: Duration, recorded_ns: u64) -> Duration {
+    (watchdog * 10).max(Duration::from_nanos(recorded_ns.saturating_mul(2)))
 }
 
 /// Follows "waits for" from each thread until a thread repeats.
@@ -514,6 +555,20 @@ fn find_cycle(waits: &[WaitEdge]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stall_is_reported_after_ten_watchdog_periods_or_twice_the_recording() {
+        let watchdog = Duration::from_secs(2);
+        assert_eq!(stall_limit(watchdog, 1_000_000), Duration::from_secs(20));
+        assert_eq!(
+            stall_limit(watchdog, 30_000_000_000),
+            Duration::from_secs(60)
+        );
+        assert_eq!(
+            stall_limit(watchdog, u64::MAX),
+            Duration::from_nanos(u64::MAX)
+        );
+    }
 
     fn edge(thread: u32, waits_for: Option<u32>) -> WaitEdge {
         WaitEdge {

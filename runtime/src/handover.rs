@@ -40,6 +40,9 @@ struct Holder {
     guard: AtomicU32,
     /// The clock of the thread's last logged event.
     clock: AtomicU64,
+    /// The thread's hook count under the quantum (wrapping): a waiter
+    /// spins while it moves (`crate::stripes`).
+    hooks: AtomicU32,
 }
 
 static HOLDERS: [Holder; MAX_THREADS] = [const {
@@ -47,6 +50,7 @@ static HOLDERS: [Holder; MAX_THREADS] = [const {
         kernel_tid: AtomicU32::new(0),
         guard: AtomicU32::new(0),
         clock: AtomicU64::new(0),
+        hooks: AtomicU32::new(0),
     }
 }; MAX_THREADS];
 /// One past the highest logical id registered so far.
@@ -67,6 +71,21 @@ pub(crate) fn publish_clock(id: u32, clock: u64) {
     if let Some(h) = HOLDERS.get(id as usize) {
         h.clock.store(clock, Ordering::Relaxed);
     }
+}
+
+/// Publishes thread `id`'s hook count (under the quantum).
+#[inline]
+pub(crate) fn publish_hooks(id: u32, hooks: u32) {
+    if let Some(h) = HOLDERS.get(id as usize) {
+        h.hooks.store(hooks, Ordering::Relaxed);
+    }
+}
+
+/// Thread `id`'s last published hook count.
+pub(crate) fn hooks_of(id: u32) -> u32 {
+    HOLDERS
+        .get(id as usize)
+        .map_or(0, |h| h.hooks.load(Ordering::Relaxed))
 }
 
 /// The newest clock any thread has published (for a thread whose stripe

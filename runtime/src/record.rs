@@ -190,8 +190,9 @@ impl RecordThread {
             return self.hold_next(set);
         };
         let now = self.kept.tick();
-        self.retire_held(now, quantum);
         let me = self.id.get();
+        crate::handover::publish_hooks(me, now);
+        self.retire_held(now, quantum);
         if let Some(stripe) = set.single()
             && let Some(since) = self.kept.take(stripe)
         {

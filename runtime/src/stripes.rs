@@ -14,6 +14,8 @@
 //!   entries on one granule get clocks in the order memory saw them;
 //! - unlocking first raises the stripe's clock to the holder's, so the next
 //!   holder orders after everything the holder logged while holding it;
+//! - a waiter spins, then parks; for a stripe kept for the quantum it spins
+//!   on while the holder's hook count moves (`handover::hooks_of`);
 //! - the locks are fair (tickets): a thread spinning on a flag releases and
 //!   re-takes its stripe at every hook (every quantum: `crate::quantum`),
 //!   and must not starve the writer;
@@ -40,13 +42,12 @@ const STRIPES: usize = (DATA_STRIPES + PSEUDO_STRIPES) as usize;
 const HANDOVER_CHECK_NS: u64 = handover::HANDOVER_AFTER_NS / 2;
 /// Backoff rounds (exponential, up to 64 pauses each) before parking.
 pub(crate) const SPIN_ROUNDS: u32 = 10;
-/// Yields of the core after spinning, before parking, under the quantum: a
-/// kept stripe comes back after tens of the holder's hooks, longer than the
-/// spin, and parking costs a futex wake per turn (two threads bumping one
-/// index recorded in 4.7x the time without a quantum; with the yields, in
-/// the same time). Without a quantum, turns come at every access and four
-/// threads on two cores yielding to each other recorded 14x slower.
-const RECORD_YIELD_ROUNDS: u32 = 32;
+/// Further rounds (64 pauses each, some 50 us in all) a waiter spins for a
+/// stripe kept for the quantum while its holder keeps passing hooks.
+const PROGRESS_SPIN_ROUNDS: u32 = 100;
+// Yielding the core instead (8 or 32 times) before parking was tried: it
+// recorded 8 threads faster but with 4 threads it let more of them take
+// turns, and the recordings kept 1.7x the waits and replayed 2-3x slower.
 
 #[repr(align(64))]
 struct Stripe {
@@ -111,11 +112,8 @@ impl Stripe {
         let backoff = Backoff::new();
         let mut spins = 0;
         let mut parked_since = None;
-        let yields = if crate::quantum::get() > 0 {
-            RECORD_YIELD_ROUNDS
-        } else {
-            0
-        };
+        let quantum = crate::quantum::get() > 0;
+        let mut holder_progress = None;
         loop {
             let serving = self.now_serving.load(Ordering::SeqCst);
             if serving == ticket {
@@ -125,15 +123,22 @@ impl Stripe {
             // next hook), then park: with more threads than cores a spinning
             // waiter would take the core from the holder it waits for.
             // (`Backoff::spin` alone never reports completion.)
-            if spins < SPIN_ROUNDS + yields {
-                if spins < SPIN_ROUNDS {
-                    backoff.spin();
-                } else {
-                    // SAFETY: sched_yield has no preconditions (raw: not
-                    // the program's interposed one).
-                    unsafe { libc::syscall(libc::SYS_sched_yield) };
-                }
+            if spins < SPIN_ROUNDS {
                 spins += 1;
+                backoff.spin();
+                continue;
+            }
+            // A stripe kept for the quantum comes back after tens of the
+            // holder's hooks, past the spin above: keep spinning while the
+            // holder runs (its hook count moves), since parking costs a
+            // futex wake per turn; park once it stops (descheduled, or
+            // blocked), when spinning would only take its core.
+            if quantum
+                && spins < SPIN_ROUNDS + PROGRESS_SPIN_ROUNDS
+                && self.holder_moves(&mut holder_progress)
+            {
+                spins += 1;
+                backoff.spin();
                 continue;
             }
             let since = *parked_since.get_or_insert_with(crate::sys::monotonic_ns);
@@ -149,6 +154,18 @@ impl Stripe {
             }
             self.sleepers.fetch_sub(1, Ordering::SeqCst);
         }
+    }
+
+    /// Whether the stripe's holder has passed a hook since the last call
+    /// (`last`: what it had then).
+    fn holder_moves(&self, last: &mut Option<(u32, u32)>) -> bool {
+        let holder = self.holder.load(Ordering::Acquire);
+        // 0: being handed on to the next ticket, whose thread may be parked.
+        let hooks = holder.checked_sub(1).map_or(0, handover::hooks_of);
+        let now = (holder, hooks);
+        let moved = last.is_none_or(|seen| seen != now);
+        *last = Some(now);
+        moved
     }
 
     /// Releases the stripe on behalf of a holder that sleeps outside the
