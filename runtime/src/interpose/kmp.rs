@@ -436,7 +436,17 @@ unsafe extern "C" fn end_reduce_impl(loc: Ident, gtid: i32, name: *mut c_void, s
 }
 with_site!(__kmpc_end_reduce => end_reduce_impl, "rcx");
 
+thread_local! {
+    /// The copy function of the `copyprivate` this thread is in.
+    static COPY_FUNCTION: core::cell::Cell<Option<PairFn>> = const { core::cell::Cell::new(None) };
+}
+
 /// `copyprivate`: barriers around the copies from the `single` winner.
+/// libomp calls the copy function (instrumented: its accesses are events)
+/// between two barriers of its own inside the call; it is called through
+/// [`copy_then_wait`], so that the thread's stripes (record) and its turn
+/// and progress (replay) go back before it waits in the second barrier,
+/// where it spins unseen while the others copy.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn __kmpc_copyprivate(
     loc: Ident,
@@ -447,10 +457,21 @@ pub unsafe extern "C" fn __kmpc_copyprivate(
     didit: i32,
 ) {
     prepare();
-    // SAFETY: forwarding.
+    let outer = COPY_FUNCTION.replace(Some(f));
+    // SAFETY: forwarding, with a copy function that calls `f`.
     openmp::barrier(0, || unsafe {
-        real::__kmpc_copyprivate(loc, gtid, size, data, f, didit)
+        real::__kmpc_copyprivate(loc, gtid, size, data, copy_then_wait, didit)
     });
+    COPY_FUNCTION.set(outer);
+}
+
+/// The copy function libomp calls in this thread: the program's, then the
+/// thread gives back what it holds as before any wait it cannot be seen in.
+extern "C" fn copy_then_wait(destination: *mut c_void, source: *mut c_void) {
+    if let Some(copy) = COPY_FUNCTION.get() {
+        copy(destination, source);
+    }
+    crate::events::before_blocking();
 }
 
 /// A doacross loop (`ordered(N)`) begins: the first thread in allocates the
