@@ -24,7 +24,8 @@ pub struct ReplayArgs {
     /// Check every event against the recording (slower, exact).
     #[arg(long, conflicts_with = "sequential")]
     verify: bool,
-    /// Report a deadlock when every thread has waited this long (ms) with no progress.
+    /// Report a deadlock when every thread has waited this long (ms) with no progress (a
+    /// stall after ten times as long, or twice the recording, if some threads still run).
     #[arg(long, value_name = "MS", default_value_t = 2000)]
     watchdog_ms: u64,
     /// Replay a trace that another user owns. Replay runs the program, arguments and
@@ -65,7 +66,8 @@ pub struct ReplayArgs {
 
 /// Exit statuses of the replay, besides the program's own.
 pub const STATUS_HELP: &str = "Exit status: the program's (128+N if signal N ended it); \
-86 if the replay diverged from the recording; 87 if the deadlock watchdog stopped it; \
+86 if the replay diverged from the recording; 87 if the watchdog stopped it (a deadlock, or a stall: \
+no event for ten watchdog periods while threads wait); \
 1 for rr-lite's own errors. With --debug: gdb's status (gdbserver's with --gdbserver), or \
 86 if the program left the recorded path under the debugger.";
 
