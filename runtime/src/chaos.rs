@@ -179,8 +179,9 @@ static EXITING: AtomicU32 = AtomicU32::new(NOBODY);
 /// Threads in `LOCK_WAIT` (a fast check for [`lock_released`]).
 static LOCK_WAITERS: AtomicU32 = AtomicU32::new(0);
 
-/// splitmix64: a good 64-bit mix, used as the generator everywhere here.
-fn mix(mut z: u64) -> u64 {
+/// splitmix64: a good 64-bit mix, used as the generator everywhere here
+/// (and by `crate::quantum`).
+pub(crate) fn mix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);

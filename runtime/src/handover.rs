@@ -33,16 +33,16 @@ use crate::sys::MAX_THREADS;
 /// How long a waiter waits before looking at the holder.
 pub(crate) const HANDOVER_AFTER_NS: u64 = 10_000_000;
 
+/// One cache line per thread: each publishes its clock at every event.
 #[derive(Debug)]
+#[repr(align(64))]
 struct Holder {
     kernel_tid: AtomicU32,
     /// Non-zero while the thread must keep its stripes even when asleep.
     guard: AtomicU32,
-    /// The clock of the thread's last logged event.
+    /// The clock of the thread's last logged event (a waiter for a kept
+    /// stripe spins while its holder's moves: `crate::stripes`).
     clock: AtomicU64,
-    /// The thread's hook count under the quantum (wrapping): a waiter
-    /// spins while it moves (`crate::stripes`).
-    hooks: AtomicU32,
 }
 
 static HOLDERS: [Holder; MAX_THREADS] = [const {
@@ -50,7 +50,6 @@ static HOLDERS: [Holder; MAX_THREADS] = [const {
         kernel_tid: AtomicU32::new(0),
         guard: AtomicU32::new(0),
         clock: AtomicU64::new(0),
-        hooks: AtomicU32::new(0),
     }
 }; MAX_THREADS];
 /// One past the highest logical id registered so far.
@@ -73,19 +72,11 @@ pub(crate) fn publish_clock(id: u32, clock: u64) {
     }
 }
 
-/// Publishes thread `id`'s hook count (under the quantum).
-#[inline]
-pub(crate) fn publish_hooks(id: u32, hooks: u32) {
-    if let Some(h) = HOLDERS.get(id as usize) {
-        h.hooks.store(hooks, Ordering::Relaxed);
-    }
-}
-
-/// Thread `id`'s last published hook count.
-pub(crate) fn hooks_of(id: u32) -> u32 {
+/// The clock of thread `id`'s last logged event.
+pub(crate) fn clock_of(id: u32) -> u64 {
     HOLDERS
         .get(id as usize)
-        .map_or(0, |h| h.hooks.load(Ordering::Relaxed))
+        .map_or(0, |h| h.clock.load(Ordering::Relaxed))
 }
 
 /// The newest clock any thread has published (for a thread whose stripe

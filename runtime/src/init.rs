@@ -146,22 +146,20 @@ fn start(mode: Mode, argv: *const *const c_char, envp: *const *const c_char) {
 /// make: both modes start without it.
 fn remove_stale_openmp_registration() {
     let mut path = [0u8; 96];
-    let mut len = 0;
     let mut pid_digits = [0u8; 20];
     let mut uid_digits = [0u8; 20];
     // SAFETY: getuid has no preconditions.
     let uid = unsafe { libc::getuid() };
-    let parts: [&[u8]; 5] = [
-        b"/dev/shm/__KMP_REGISTERED_LIB_",
-        sys::decimal(u64::from(sys::getpid_raw()), &mut pid_digits),
-        b"_",
-        sys::decimal(u64::from(uid), &mut uid_digits),
-        b"\0",
-    ];
-    for part in parts {
-        path[len..len + part.len()].copy_from_slice(part);
-        len += part.len();
-    }
+    let path = sys::concat(
+        &[
+            b"/dev/shm/__KMP_REGISTERED_LIB_",
+            sys::decimal(u64::from(sys::getpid_raw()), &mut pid_digits),
+            b"_",
+            sys::decimal(u64::from(uid), &mut uid_digits),
+            b"\0",
+        ],
+        &mut path,
+    );
     // SAFETY: a NUL-terminated path in a local buffer (at most 30 + 20 +
     // 1 + 20 + 1 bytes); unlink only reads it.
     unsafe { libc::unlink(path.as_ptr().cast()) };

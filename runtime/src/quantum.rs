@@ -88,8 +88,9 @@ pub(crate) struct Kept {
     len: Cell<usize>,
     /// The thread's hooks so far (wrapping).
     hooks: Cell<u32>,
-    /// xorshift32 state for [`Kept::jittered_start`] (0: not seeded yet).
-    rng: Cell<u32>,
+    /// Generator state for [`Kept::jittered_start`] (`crate::chaos::mix`;
+    /// 0: not seeded yet).
+    rng: Cell<u64>,
     /// Kept stripes used again while kept, and kept stripes given back
     /// (expired or pushed out), decayed: whether keeping pays here.
     hits: Cell<u32>,
@@ -153,17 +154,15 @@ impl Kept {
     /// interleave at any instruction, and so do the turns now.
     #[inline]
     pub(crate) fn jittered_start(&self, now: u32, quantum: u32, thread: u32) -> u32 {
-        let mut x = self.rng.get();
-        if x == 0 {
-            // Distinct per thread and per run (the turns are a recording's
-            // own, replay never draws), never 0 (xorshift's fixed point).
-            x = (thread.wrapping_mul(0x9E37_79B9) ^ crate::sys::monotonic_ns() as u32) | 1;
+        let mut state = self.rng.get();
+        if state == 0 {
+            // Distinct per thread and per run: the turns are a recording's
+            // own, replay never draws.
+            state = (u64::from(thread) << 32) ^ crate::sys::monotonic_ns();
         }
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
+        let x = crate::chaos::mix(state);
         self.rng.set(x);
-        now.wrapping_sub(x % quantum.max(1))
+        now.wrapping_sub((x % u64::from(quantum.max(1))) as u32)
     }
 
     /// Counts a hook; returns the new count.

@@ -190,9 +190,8 @@ impl RecordThread {
             return self.hold_next(set);
         };
         let now = self.kept.tick();
-        let me = self.id.get();
-        crate::handover::publish_hooks(me, now);
         self.retire_held(now, quantum);
+        let me = self.id.get();
         if let Some(stripe) = set.single()
             && let Some(since) = self.kept.take(stripe)
         {

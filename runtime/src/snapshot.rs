@@ -149,12 +149,7 @@ fn snapshot_name(n: u32, buf: &mut [u8; 48]) -> &[u8] {
     let mut digits = [0u8; 20];
     let d = sys::decimal(u64::from(n), &mut digits);
     let zeros = 8usize.saturating_sub(d.len());
-    let mut len = 0;
-    for part in [&b"files/"[..], &b"00000000"[..zeros], d] {
-        buf[len..len + part.len()].copy_from_slice(part);
-        len += part.len();
-    }
-    &buf[..len]
+    sys::concat(&[b"files/", &b"00000000"[..zeros], d], buf)
 }
 
 /// Copies the file open on `fd` (without moving its offset) into

@@ -15,7 +15,7 @@
 //! - unlocking first raises the stripe's clock to the holder's, so the next
 //!   holder orders after everything the holder logged while holding it;
 //! - a waiter spins, then parks; for a stripe kept for the quantum it spins
-//!   on while the holder's hook count moves (`handover::hooks_of`);
+//!   on while the holder's published clock moves (`handover::clock_of`);
 //! - the locks are fair (tickets): a thread spinning on a flag releases and
 //!   re-takes its stripe at every hook (every quantum: `crate::quantum`),
 //!   and must not starve the writer;
@@ -43,7 +43,7 @@ const HANDOVER_CHECK_NS: u64 = handover::HANDOVER_AFTER_NS / 2;
 /// Backoff rounds (exponential, up to 64 pauses each) before parking.
 pub(crate) const SPIN_ROUNDS: u32 = 10;
 /// Further rounds (64 pauses each, some 50 us in all) a waiter spins for a
-/// stripe kept for the quantum while its holder keeps passing hooks.
+/// stripe kept for the quantum while its holder keeps logging events.
 const PROGRESS_SPIN_ROUNDS: u32 = 100;
 // Yielding the core instead (8 or 32 times) before parking was tried: it
 // recorded 8 threads faster but with 4 threads it let more of them take
@@ -130,7 +130,7 @@ impl Stripe {
             }
             // A stripe kept for the quantum comes back after tens of the
             // holder's hooks, past the spin above: keep spinning while the
-            // holder runs (its hook count moves), since parking costs a
+            // holder runs (its published clock moves), since parking costs a
             // futex wake per turn; park once it stops (descheduled, or
             // blocked), when spinning would only take its core.
             if quantum
@@ -156,13 +156,13 @@ impl Stripe {
         }
     }
 
-    /// Whether the stripe's holder has passed a hook since the last call
+    /// Whether the stripe's holder has logged an event since the last call
     /// (`last`: what it had then).
-    fn holder_moves(&self, last: &mut Option<(u32, u32)>) -> bool {
+    fn holder_moves(&self, last: &mut Option<(u32, u64)>) -> bool {
         let holder = self.holder.load(Ordering::Acquire);
         // 0: being handed on to the next ticket, whose thread may be parked.
-        let hooks = holder.checked_sub(1).map_or(0, handover::hooks_of);
-        let now = (holder, hooks);
+        let clock = holder.checked_sub(1).map_or(0, handover::clock_of);
+        let now = (holder, clock);
         let moved = last.is_none_or(|seen| seen != now);
         *last = Some(now);
         moved

@@ -170,8 +170,13 @@ pub(crate) fn thread_file_name<'a>(
     let mut digits = [0u8; 20];
     let d = decimal(u64::from(thread), &mut digits);
     let zeros = 4usize.saturating_sub(d.len());
+    concat(&[prefix, &b"0000"[..zeros], d, suffix], buf)
+}
+
+/// `parts` one after the other in `buf` (which must hold them all).
+pub(crate) fn concat<'a>(parts: &[&[u8]], buf: &'a mut [u8]) -> &'a [u8] {
     let mut len = 0;
-    for part in [prefix, &b"0000"[..zeros], d, suffix] {
+    for part in parts {
         buf[len..len + part.len()].copy_from_slice(part);
         len += part.len();
     }
