@@ -753,6 +753,16 @@ fn input_from_outside_is_recorded_and_served() {
     check_nondeterministic("replay_input", &[]);
 }
 
+/// stdio reads streams inside libc: /dev/urandom through fopen, a
+/// command's output through popen (getc_unlocked, fscanf), popen and
+/// system statuses. Replay serves the recorded bytes and statuses (before,
+/// every replay printed other bytes and exited 0, and every popen's
+/// command died of the inherited rdtsc trap).
+#[test]
+fn stdio_streams_from_outside_are_recorded_and_served() {
+    check_nondeterministic("replay_streams", &[]);
+}
+
 /// Detached threads report to main through a condvar and end; main then
 /// creates the next ones. Whether pthread_create finds a finished thread's
 /// stack in glibc's cache (and so whether it allocates a new thread

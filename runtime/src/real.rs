@@ -193,6 +193,18 @@ real_functions! {
     fn close(fd: c_int) -> c_int;
     fn fclose(f: *mut libc::FILE) -> c_int;
     fn fork() -> libc::pid_t;
+    fn fdopen(fd: c_int, mode: *const c_char) -> *mut libc::FILE;
+    fn popen(command: *const c_char, mode: *const c_char) -> *mut libc::FILE;
+    fn pclose(f: *mut libc::FILE) -> c_int;
+    fn fileno(f: *mut libc::FILE) -> c_int;
+    fn fileno_unlocked(f: *mut libc::FILE) -> c_int;
+    fn system(command: *const c_char) -> c_int;
+    fn posix_spawn(pid: *mut libc::pid_t, path: *const c_char, actions: *const libc::posix_spawn_file_actions_t, attr: *const libc::posix_spawnattr_t, argv: *const *mut c_char, envp: *const *mut c_char) -> c_int;
+    fn posix_spawnp(pid: *mut libc::pid_t, file: *const c_char, actions: *const libc::posix_spawn_file_actions_t, attr: *const libc::posix_spawnattr_t, argv: *const *mut c_char, envp: *const *mut c_char) -> c_int;
+    fn execve(path: *const c_char, argv: *const *const c_char, envp: *const *const c_char) -> c_int;
+    fn execv(path: *const c_char, argv: *const *const c_char) -> c_int;
+    fn execvp(file: *const c_char, argv: *const *const c_char) -> c_int;
+    fn execvpe(file: *const c_char, argv: *const *const c_char, envp: *const *const c_char) -> c_int;
     fn recv(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int) -> ssize_t;
     fn recvfrom(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int, from: *mut libc::sockaddr, len: *mut libc::socklen_t) -> ssize_t;
     fn getrandom(buf: *mut c_void, n: size_t, flags: libc::c_uint) -> ssize_t;

@@ -146,7 +146,7 @@ impl Analyzer {
         self.hashes[t] = fold_access_hash(self.hashes[t], e.kind, e.addr);
         self.entries += 1;
         if !self.sink.pairs.is_empty() {
-            self.reduce(event);
+            self.reduce(event, rr_lite_trace::plan::always_a_point(e.kind));
         }
         Ok(())
     }
@@ -176,8 +176,10 @@ impl Analyzer {
         }
     }
 
-    /// Counts, deduplicates and reduces the pairs ending at `to`.
-    fn reduce(&mut self, to: EventRef) {
+    /// Counts, deduplicates and reduces the pairs ending at `to`;
+    /// `nests_before`: `to`'s call nests events before it (see
+    /// `reduce::VectorClocks::reduce`).
+    fn reduce(&mut self, to: EventRef, nests_before: bool) {
         for p in &self.sink.pairs {
             self.found.add(p.kind, 1);
             if !p.is_same_thread() {
@@ -203,7 +205,13 @@ impl Analyzer {
             Reduction::Vc => {
                 self.candidates.retain(|p| !p.is_same_thread());
                 if let Some(clocks) = &mut self.clocks {
-                    clocks.reduce(to, &mut self.candidates, &mut self.kept, &self.events_seen);
+                    clocks.reduce(
+                        to,
+                        &mut self.candidates,
+                        &mut self.kept,
+                        &self.events_seen,
+                        nests_before,
+                    );
                 }
             }
         }

@@ -25,6 +25,16 @@
 //! 4. keep the rest, join each `V(a)` into `C[tb]`, and snapshot `C[tb]` at
 //!    `b` if anything was kept.
 //!
+//! Step 1 is skipped for an event whose call nests events before it
+//! (`keep_implied`: fopen's allocation before its descriptor event). Replay
+//! waits for such an event's predecessors before the real call, when the
+//! nested events have not happened yet; a predecessor implied only through
+//! a nested event's pairs would be missed (the call takes a descriptor too
+//! early), and waiting for the nested events' pairs instead can deadlock
+//! (another thread's allocation between two nested frees depends on the
+//! first). Its own candidates all precede the call (record held its stripe
+//! across it), so waiting for them up front is safe.
+//!
 //! The result does not depend on whether the candidates include sources that
 //! step 2 would drop, which is what lets the indexed finder collapse read
 //! groups under this reduction.
@@ -40,7 +50,7 @@
 //! - **causality**: no component exceeds the number of events its thread has
 //!   had so far (no thread knows of an event that has not happened);
 //! - **kept means needed**: a pair `a -> b` is kept only if `C[tb][ta] <=
-//!   a.index` just before;
+//!   a.index` just before (unless `keep_implied`);
 //! - **soundness**: after `b`, `C[tb][ta] > a.index` for every candidate
 //!   `a -> b`, kept or dropped, so every dropped pair is implied.
 
@@ -124,12 +134,14 @@ impl VectorClocks {
     /// Reduces the cross-thread, deduplicated `candidates` ending at event
     /// `to`, appending the pairs to keep to `kept`. `events_seen[u]` is the
     /// number of events of thread `u` fed so far (`to` included).
+    /// `keep_implied`: `to`'s call nests events before it (module doc).
     pub fn reduce(
         &mut self,
         to: EventRef,
         candidates: &mut Vec<DependencyPair>,
         kept: &mut Vec<DependencyPair>,
         events_seen: &[u64],
+        keep_implied: bool,
     ) {
         if candidates.is_empty() {
             return;
@@ -143,7 +155,7 @@ impl VectorClocks {
         self.ensure_thread(to.thread);
         if let [p] = candidates.as_slice() {
             // The common case: one candidate, steps 2 and 3 are moot.
-            if !self.knows(to.thread, p.from) {
+            if keep_implied || !self.knows(to.thread, p.from) {
                 self.join_from(to.thread, p.from);
                 debug_assert!(self.knows(to.thread, p.from), "join did not order {p:?}");
                 kept.push(*p);
@@ -154,7 +166,9 @@ impl VectorClocks {
         let all_candidates = cfg!(debug_assertions).then(|| candidates.clone());
 
         // 1. Already implied.
-        candidates.retain(|p| !self.knows(to.thread, p.from));
+        if !keep_implied {
+            candidates.retain(|p| !self.knows(to.thread, p.from));
+        }
         // 2. Latest source per thread.
         candidates.sort_unstable_by(|x, y| {
             x.from
@@ -178,7 +192,10 @@ impl VectorClocks {
             if self.dominated[i] {
                 continue;
             }
-            debug_assert!(!self.knows(to.thread, p.from), "kept pair {p:?} is implied");
+            debug_assert!(
+                keep_implied || !self.knows(to.thread, p.from),
+                "kept pair {p:?} is implied"
+            );
             self.join_from(to.thread, p.from);
             debug_assert!(self.knows(to.thread, p.from), "join did not order {p:?}");
             kept.push(*p);
@@ -297,20 +314,54 @@ mod tests {
             &mut vec![pair(ev(0, 0), ev(1, 0))],
             &mut kept,
             &[1, 1],
+            false,
         );
         vc.reduce(
             ev(2, 0),
             &mut vec![pair(ev(1, 0), ev(2, 0))],
             &mut kept,
             &[1, 1, 1],
+            false,
         );
         vc.reduce(
             ev(2, 1),
             &mut vec![pair(ev(0, 0), ev(2, 1))],
             &mut kept,
             &[1, 1, 2],
+            false,
         );
         assert_eq!(kept.len(), 2);
+    }
+
+    #[test]
+    fn implied_pair_is_kept_for_an_event_nesting_before_it() {
+        // As transitive_pair_is_dropped, but 2:1 is a descriptor event
+        // whose call nested 2:0: replay waits for its own pairs up front.
+        let mut vc = VectorClocks::new();
+        let mut kept = Vec::new();
+        vc.reduce(
+            ev(1, 0),
+            &mut vec![pair(ev(0, 0), ev(1, 0))],
+            &mut kept,
+            &[1, 1],
+            false,
+        );
+        vc.reduce(
+            ev(2, 0),
+            &mut vec![pair(ev(1, 0), ev(2, 0))],
+            &mut kept,
+            &[1, 1, 1],
+            false,
+        );
+        vc.reduce(
+            ev(2, 1),
+            &mut vec![pair(ev(0, 0), ev(2, 1))],
+            &mut kept,
+            &[1, 1, 2],
+            true,
+        );
+        assert_eq!(kept.len(), 3);
+        assert_eq!(kept[2], pair(ev(0, 0), ev(2, 1)));
     }
 
     #[test]
@@ -323,9 +374,10 @@ mod tests {
             &mut vec![pair(ev(0, 0), ev(1, 0))],
             &mut kept,
             &[1, 1],
+            false,
         );
         let mut c = vec![pair(ev(0, 0), ev(2, 0)), pair(ev(1, 0), ev(2, 0))];
-        vc.reduce(ev(2, 0), &mut c, &mut kept, &[1, 1, 1]);
+        vc.reduce(ev(2, 0), &mut c, &mut kept, &[1, 1, 1], false);
         assert_eq!(
             kept,
             vec![pair(ev(0, 0), ev(1, 0)), pair(ev(1, 0), ev(2, 0))]
@@ -342,6 +394,7 @@ mod tests {
             &mut vec![pair(ev(1, 0), ev(0, 5))],
             &mut kept,
             &[6, 2],
+            false,
         );
         assert_eq!(vc.component(ev(0, 5), 1), 1);
         assert_eq!(vc.component(ev(0, 4), 1), 0);
@@ -351,6 +404,7 @@ mod tests {
             &mut vec![pair(ev(1, 1), ev(0, 6))],
             &mut kept,
             &[7, 2],
+            false,
         );
         assert_eq!(kept.len(), 2);
     }

@@ -330,7 +330,7 @@ with_site!(accept4 => accept4_impl, "r8");
 
 /// fopen allocates its FILE (an allocator event nested in it) and opens
 /// the file: the descriptor event comes after the allocation.
-fn fopen_call(
+pub(super) fn fopen_call(
     path: *const c_char,
     mode: *const c_char,
     site: u64,
@@ -367,15 +367,17 @@ fn fopen_call(
 
 extern "C" fn fopen_impl(path: *const c_char, mode: *const c_char, site: u64) -> *mut FILE {
     // SAFETY: forwarding.
-    fopen_call(path, mode, site, |path| unsafe { real::fopen(path, mode) })
+    let stream = fopen_call(path, mode, site, |path| unsafe { real::fopen(path, mode) });
+    super::streams::wrap_if_outside(stream, mode, site)
 }
 with_site!(fopen => fopen_impl, "rdx");
 
 extern "C" fn fopen64_impl(path: *const c_char, mode: *const c_char, site: u64) -> *mut FILE {
     // SAFETY: forwarding.
-    fopen_call(path, mode, site, |path| unsafe {
+    let stream = fopen_call(path, mode, site, |path| unsafe {
         real::fopen64(path, mode)
-    })
+    });
+    super::streams::wrap_if_outside(stream, mode, site)
 }
 with_site!(fopen64 => fopen64_impl, "rdx");
 
@@ -418,8 +420,14 @@ extern "C" fn opendir_impl(path: *const c_char, site: u64) -> *mut libc::DIR {
 with_site!(opendir => opendir_impl, "rsi");
 
 /// Closes `fd` through `op`, a library call that also frees its stream
-/// (nested in it): fclose, closedir.
-fn closing_stream(fd: c_int, site: u64, op: impl FnOnce() -> c_int) -> c_int {
+/// (nested in it): fclose, closedir, pclose. With `checked`, replay checks
+/// the result (pclose's is the command's status: only whether it failed).
+pub(super) fn closing_stream(
+    fd: c_int,
+    site: u64,
+    op: impl FnOnce() -> c_int,
+    checked: bool,
+) -> c_int {
     events::log_after_nested_call(
         EventKind::DescriptorClose,
         pseudo::DESCRIPTORS,
@@ -429,7 +437,9 @@ fn closing_stream(fd: c_int, site: u64, op: impl FnOnce() -> c_int) -> c_int {
             crate::input::forget(fd);
             Outcome::of(op)
         },
-        number,
+        |o| {
+            if checked || o.value < 0 { number(o) } else { 0 }
+        },
     )
     .give()
 }
@@ -443,7 +453,7 @@ extern "C" fn closedir_impl(d: *mut libc::DIR, site: u64) -> c_int {
         unsafe { libc::dirfd(d) }
     };
     // SAFETY: forwarding.
-    closing_stream(fd, site, || unsafe { real::closedir(d) })
+    closing_stream(fd, site, || unsafe { real::closedir(d) }, true)
 }
 with_site!(closedir => closedir_impl, "rsi");
 
@@ -475,6 +485,6 @@ extern "C" fn fclose_impl(f: *mut FILE, site: u64) -> c_int {
         unsafe { libc::fileno(f) }
     };
     // SAFETY: forwarding.
-    closing_stream(fd, site, || unsafe { real::fclose(f) })
+    closing_stream(fd, site, || unsafe { real::fclose(f) }, true)
 }
 with_site!(fclose => fclose_impl, "rsi");

@@ -202,6 +202,12 @@ fn read_exactly(fd: c_int, dst: &mut [u8]) -> usize {
 }
 
 extern "C" fn read_impl(fd: c_int, buf: *mut c_void, n: size_t, site: u64) -> ssize_t {
+    read_at(fd, buf, n, site)
+}
+
+/// `read(fd, buf, n)` from `site`: the program's, or stdio's filling a
+/// stream from outside (`interpose::streams`).
+pub(super) fn read_at(fd: c_int, buf: *mut c_void, n: size_t, site: u64) -> ssize_t {
     // SAFETY: forwarding.
     read_call(fd, Buffers::one(buf, n), site, || unsafe {
         real::read(fd, buf, n)

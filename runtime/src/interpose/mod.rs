@@ -16,4 +16,5 @@ pub(crate) mod misc;
 pub(crate) mod openmp;
 pub(crate) mod process;
 pub(crate) mod pthread;
+pub(crate) mod streams;
 pub(crate) mod walk;

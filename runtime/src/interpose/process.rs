@@ -1,10 +1,24 @@
+//! Starting other processes.
+//!
 //! fork: a forking program cannot be recorded yet (the child would need a
 //! trace of its own). Record warns, naming the call site, and notes it in
 //! the trace, which makes the trace incomplete (replay refuses it), then
 //! lets the fork proceed: the child runs unrecorded (inert: see
 //! `init::after_fork_in_child`), the parent goes on being recorded.
+//!
+//! Commands (system, popen, posix_spawn, exec): they run unrecorded, in
+//! both modes (the environment says inert: `init::leave_children_inert`).
+//! glibc starts them with `clone(CLONE_VM | CLONE_VFORK)`, which runs no
+//! fork handler, so the child would inherit the counter trap
+//! (`crate::tsc`) into the command it execs, whose loader reads the
+//! counter and dies of SIGSEGV: the calling thread lifts the trap around
+//! the call. `system`'s status comes from outside (what the command
+//! found): recorded, and served at replay, where the command runs again.
+//! popen is in `streams`.
 
 use core::sync::atomic::{AtomicBool, Ordering};
+
+use core::ffi::c_char;
 
 use crate::events;
 use crate::mode::{self, Mode};
@@ -41,3 +55,83 @@ fn note_fork(site: u64) {
     crate::sys::warn(&what);
     crate::problems::note(&[what[0], what[1], what[2], b" (the child ran unrecorded)"]);
 }
+
+/// Runs `op`, which starts a command, with the counter trap lifted for
+/// the calling thread (inherited by the command: see the module doc).
+pub(super) fn starting_command<R>(op: impl FnOnce() -> R) -> R {
+    if !mode::active() {
+        return op();
+    }
+    crate::tsc::allow_reads();
+    let result = op();
+    crate::tsc::trap_reads();
+    result
+}
+
+extern "C" fn system_impl(command: *const c_char, site: u64) -> libc::c_int {
+    // SAFETY: forwarding.
+    let run = || starting_command(|| unsafe { real::system(command) });
+    if command.is_null() {
+        // Only asks whether a shell exists.
+        return run();
+    }
+    let status = events::blocking_call(run);
+    events::log_outside_value(site, || status as u32 as u64) as u32 as libc::c_int
+}
+with_site!(system => system_impl, "rsi");
+
+/// posix_spawn has six arguments: no register is left for the call site.
+#[unsafe(no_mangle)]
+pub extern "C" fn posix_spawn(
+    pid: *mut libc::pid_t,
+    path: *const c_char,
+    actions: *const libc::posix_spawn_file_actions_t,
+    attr: *const libc::posix_spawnattr_t,
+    argv: *const *mut c_char,
+    envp: *const *mut c_char,
+) -> libc::c_int {
+    // SAFETY: forwarding.
+    starting_command(|| unsafe { real::posix_spawn(pid, path, actions, attr, argv, envp) })
+}
+
+/// As `posix_spawn`, searching PATH.
+#[unsafe(no_mangle)]
+pub extern "C" fn posix_spawnp(
+    pid: *mut libc::pid_t,
+    file: *const c_char,
+    actions: *const libc::posix_spawn_file_actions_t,
+    attr: *const libc::posix_spawnattr_t,
+    argv: *const *mut c_char,
+    envp: *const *mut c_char,
+) -> libc::c_int {
+    // SAFETY: forwarding.
+    starting_command(|| unsafe { real::posix_spawnp(pid, file, actions, attr, argv, envp) })
+}
+
+type Argv = *const *const c_char;
+
+/// exec replaces the program (the trace ends there); the new image keeps
+/// the trap unless lifted. They return only on failure, trap restored.
+extern "C" fn execve_impl(path: *const c_char, argv: Argv, envp: Argv, _site: u64) -> libc::c_int {
+    // SAFETY: forwarding.
+    starting_command(|| unsafe { real::execve(path, argv, envp) })
+}
+with_site!(execve => execve_impl, "rcx");
+
+extern "C" fn execv_impl(path: *const c_char, argv: Argv, _site: u64) -> libc::c_int {
+    // SAFETY: forwarding.
+    starting_command(|| unsafe { real::execv(path, argv) })
+}
+with_site!(execv => execv_impl, "rdx");
+
+extern "C" fn execvp_impl(file: *const c_char, argv: Argv, _site: u64) -> libc::c_int {
+    // SAFETY: forwarding.
+    starting_command(|| unsafe { real::execvp(file, argv) })
+}
+with_site!(execvp => execvp_impl, "rdx");
+
+extern "C" fn execvpe_impl(file: *const c_char, argv: Argv, envp: Argv, _site: u64) -> libc::c_int {
+    // SAFETY: forwarding.
+    starting_command(|| unsafe { real::execvpe(file, argv, envp) })
+}
+with_site!(execvpe => execvpe_impl, "rcx");

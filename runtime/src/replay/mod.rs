@@ -398,12 +398,19 @@ pub(crate) fn find_ahead(r: &ReplayThread, kind: EventKind) -> Option<Point<'sta
 
 /// Before a real call whose own event comes after the events nested in it
 /// (fopen: its allocation, then the descriptor it took): waits for what the
-/// points up to the call's event, the next one of `kind` within a few
-/// points, wait for in other threads, so that what the call does (take the
-/// lowest free descriptor) happens after them, as recorded. Sequential
-/// turns are left to each event (the nested ones come first). Nothing is
-/// waited for if no such event is near (the check at the event reports a
-/// divergence, where waiting for later events could hang).
+/// call's event, the next point of `kind` within a few points, waits for in
+/// other threads, so that what the call does (take the lowest free
+/// descriptor) happens after them, as recorded. Sequential turns are left
+/// to each event (the nested ones come first). Nothing is waited for if no
+/// such event is near (the check at the event reports a divergence, where
+/// waiting for later events could hang).
+///
+/// Only that point's predecessors: record held the event's stripe from
+/// before the call, so they all came before the nested events. A nested
+/// event's own predecessors may come after an earlier nested event (another
+/// thread allocated between fclose's two frees): waiting for them before
+/// the call would wait for this thread itself. Each nested event waits for
+/// its own when it is counted.
 pub(crate) fn wait_through(r: &ReplayThread, kind: EventKind) {
     /// Most events a call nests before its own.
     const NEAR: u64 = 8;
@@ -413,11 +420,10 @@ pub(crate) fn wait_through(r: &ReplayThread, kind: EventKind) {
         return;
     }
     let near = r.index.get() + NEAR;
-    let points = || points_ahead(r).take_while(|p| p.index <= near);
-    let Some(last) = points().position(|p| p.kind == kind as u8) else {
-        return;
-    };
-    for p in points().take(last + 1) {
+    let own = points_ahead(r)
+        .take_while(|p| p.index <= near)
+        .find(|p| p.kind == kind as u8);
+    if let Some(p) = own {
         wait_for_other_threads(r, &p);
     }
 }
