@@ -478,6 +478,15 @@ fn libc_lookups_keep_descriptor_numbers() {
     check_nondeterministic("replay_libc_files", &[files.path().to_str().unwrap()]);
 }
 
+/// More lookups that open files inside libc: getaddrinfo, dlopen,
+/// setlocale, newlocale, the first local-time conversion. Not ordered
+/// before, their opens raced with the other thread's.
+#[test]
+fn libc_resolver_loader_and_locale_keep_descriptor_numbers() {
+    let files = tempdir();
+    check_nondeterministic("replay_libc_opens", &[files.path().to_str().unwrap()]);
+}
+
 /// Replay checks every descriptor a call returns: started with one more
 /// descriptor open (inherited), the program's first pipe gets other numbers,
 /// and replay reports it instead of running on.

@@ -243,6 +243,16 @@ real_functions! {
     fn get_nprocs() -> c_int;
     fn get_nprocs_conf() -> c_int;
     fn sysconf(name: c_int) -> libc::c_long;
+    fn setlocale(category: c_int, locale: *const c_char) -> *mut c_char;
+    fn newlocale(mask: c_int, locale: *const c_char, base: libc::locale_t) -> libc::locale_t;
+    fn getaddrinfo(node: *const c_char, service: *const c_char, hints: *const libc::addrinfo, res: *mut *mut libc::addrinfo) -> c_int;
+    fn gethostbyname(name: *const c_char) -> *mut libc::hostent;
+    fn dlopen(file: *const c_char, flags: c_int) -> *mut c_void;
+    fn tzset() -> ();
+    fn localtime(t: *const libc::time_t) -> *mut libc::tm;
+    fn localtime_r(t: *const libc::time_t, out: *mut libc::tm) -> *mut libc::tm;
+    fn mktime(tm: *mut libc::tm) -> libc::time_t;
+    fn ctime(t: *const libc::time_t) -> *mut c_char;
     fn glob(pattern: *const c_char, flags: c_int, errfunc: *const c_void, pglob: *mut libc::glob_t) -> c_int;
 }
 

@@ -29,9 +29,10 @@
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use rr_lite_trace::pseudo;
+use rr_lite_trace::{EventKind, pseudo};
 
 use super::openmp::{self, forward_changed, in_order_on, omp_functions};
+use crate::events;
 use crate::site::with_site;
 
 /// libomp's source location record (`ident_t`), passed through unread.
@@ -465,13 +466,23 @@ pub unsafe extern "C" fn __kmpc_copyprivate(
     COPY_FUNCTION.set(outer);
 }
 
-/// The copy function libomp calls in this thread: the program's, then the
-/// thread gives back what it holds as before any wait it cannot be seen in.
+/// The copy function libomp calls in this thread: the program's, then an
+/// arrival at libomp's second barrier, then the thread gives back what it
+/// holds as before any wait it cannot be seen in.
+///
+/// The arrival orders the copy before every thread's departure from the
+/// copyprivate (their departures read the barrier's pseudo-address after
+/// it). Without it nothing ordered them: the sequential total order could
+/// give another thread's departure and later events turns before this
+/// copy, while that thread really waits in the second barrier for it (a
+/// rare stall: one sequential replay of `replay_openmp.c` in a full test
+/// run, reported by the stall report with the copier waiting for a turn).
 extern "C" fn copy_then_wait(destination: *mut c_void, source: *mut c_void) {
     if let Some(copy) = COPY_FUNCTION.get() {
         copy(destination, source);
     }
-    crate::events::before_blocking();
+    events::log_event(EventKind::BarrierArrive, pseudo::OMP_BARRIER, 0, 0, 0);
+    events::before_blocking();
 }
 
 /// A doacross loop (`ordered(N)`) begins: the first thread in allocates the

@@ -2,7 +2,8 @@
 //! libc, where the runtime does not see them: the user and group databases
 //! (`getpwnam` reads `/etc/passwd`...), the services and protocols files,
 //! `getlogin` and `ttyname`, the processor count (`get_nprocs` reads
-//! `/sys`), `glob` (without callbacks). Their descriptors take the lowest
+//! `/sys`), `glob` (without callbacks), locales, name resolution, dlopen
+//! and the time zone. Their descriptors take the lowest
 //! free numbers, so another thread's `open` meanwhile would get another
 //! number at replay depending on how far the call has got.
 //!
@@ -79,6 +80,27 @@ ordered_call!(ttyname, ttyname_impl, "rsi", (fd: c_int) -> *mut c_char);
 ordered_call!(ttyname_r, ttyname_r_impl, "rcx", (fd: c_int, buf: *mut c_char, len: usize) -> c_int);
 ordered_call!(get_nprocs, get_nprocs_impl, "rdi", () -> c_int);
 ordered_call!(get_nprocs_conf, get_nprocs_conf_impl, "rdi", () -> c_int);
+
+// The locale files, name resolution (`/etc/hosts`, `/etc/resolv.conf`,
+// sockets to the resolver: the answers themselves are live at replay),
+// shared libraries (dlopen: a library's constructors run inside, as nested
+// events) and the time zone (the first local-time conversion reads
+// `/etc/localtime`; later ones open nothing, but which call is first
+// depends on the threads).
+ordered_call!(setlocale, setlocale_impl, "rdx", (category: c_int, locale: *const c_char) -> *mut c_char);
+ordered_call!(newlocale, newlocale_impl, "rcx",
+    (mask: c_int, locale: *const c_char, base: libc::locale_t) -> libc::locale_t);
+ordered_call!(getaddrinfo, getaddrinfo_impl, "r8",
+    (node: *const c_char, service: *const c_char, hints: *const libc::addrinfo,
+     res: *mut *mut libc::addrinfo) -> c_int);
+ordered_call!(gethostbyname, gethostbyname_impl, "rsi", (name: *const c_char) -> *mut libc::hostent);
+ordered_call!(dlopen, dlopen_impl, "rdx", (file: *const c_char, flags: c_int) -> *mut c_void);
+ordered_call!(tzset, tzset_impl, "rdi", () -> ());
+ordered_call!(localtime, localtime_impl, "rsi", (t: *const libc::time_t) -> *mut libc::tm);
+ordered_call!(localtime_r, localtime_r_impl, "rdx",
+    (t: *const libc::time_t, out: *mut libc::tm) -> *mut libc::tm);
+ordered_call!(mktime, mktime_impl, "rsi", (tm: *mut libc::tm) -> libc::time_t);
+ordered_call!(ctime, ctime_impl, "rsi", (t: *const libc::time_t) -> *mut c_char);
 
 /// `sysconf`: the processor counts read `/sys` (the rest pass through).
 extern "C" fn sysconf_impl(name: c_int, site: u64) -> libc::c_long {
