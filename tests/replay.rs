@@ -772,6 +772,54 @@ fn stdio_streams_from_outside_are_recorded_and_served() {
     check_nondeterministic("replay_streams", &[]);
 }
 
+/// Two FIFOs written by another process (this test), read through stdio
+/// and with read(2): at replay the writer is gone, so the opens must not
+/// wait for it (before, every replay hung in the first open) and the bytes
+/// come from the trace.
+#[test]
+fn fifo_input_from_another_process_replays_without_it() {
+    use std::io::Write;
+    let exe = build("replay_fifo_input");
+    let dir = tempdir();
+    for round in 0..3 {
+        let fifos: Vec<PathBuf> = ["lines", "bytes"]
+            .iter()
+            .map(|name| dir.path().join(format!("{name}-{round}")))
+            .collect();
+        for fifo in &fifos {
+            let made = std::process::Command::new("mkfifo").arg(fifo).status();
+            assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", fifo.display());
+        }
+        let writers: Vec<_> = fifos
+            .iter()
+            .cloned()
+            .map(|fifo| {
+                std::thread::spawn(move || {
+                    let mut w = std::fs::OpenOptions::new().write(true).open(&fifo)?;
+                    for k in 0..50 {
+                        let now = std::time::SystemTime::now()
+                            .duration_since(std::time::UNIX_EPOCH)
+                            .unwrap_or_default();
+                        writeln!(w, "{k} {}", now.as_nanos())?;
+                    }
+                    std::io::Result::Ok(())
+                })
+            })
+            .collect();
+        let args: Vec<&str> = fifos.iter().map(|f| f.to_str().unwrap()).collect();
+        let rec = record_within(&exe, &args, LIMIT);
+        for writer in writers {
+            writer
+                .join()
+                .expect("writer thread")
+                .expect("writing a FIFO");
+        }
+        assert_eq!(rec.status, 0, "{}", rec.describe());
+        assert!(rec.stdout.contains("50 lines"), "{}", rec.describe());
+        replay_all_modes(&rec);
+    }
+}
+
 /// Detached threads report to main through a condvar and end; main then
 /// creates the next ones. Whether pthread_create finds a finished thread's
 /// stack in glibc's cache (and so whether it allocates a new thread

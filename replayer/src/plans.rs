@@ -32,8 +32,10 @@ type Writer = PlanWriter<BufWriter<File>>;
 const COMPLETE_FILE: &str = "complete";
 /// How plans are built from a split: bumped when a change makes the plans
 /// already in traces wrong (2: sequential plans move blocking calls' waits
-/// to the events nested in them), so they are built again.
-const BUILDER_VERSION: &str = "2\n";
+/// to the events nested in them; 3: the split keeps the pairs of events a
+/// call nests events before, which replay waits for before the call), so
+/// they are built again.
+const BUILDER_VERSION: &str = "3\n";
 
 /// Returns the directory of up-to-date plans of `variant`, building them
 /// (and the split, if the trace has not been split yet) when needed: the

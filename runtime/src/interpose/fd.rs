@@ -136,9 +136,46 @@ fn opening(
     op: impl FnOnce(*const c_char) -> c_int,
 ) -> c_int {
     if may_block(dir, path, flags) {
-        return giving_out_blocking(site, || op(path));
+        return giving_out_blocking(site, || with_fifo_writer(dir, path, flags, || op(path)));
     }
     giving_out(site, || snapshotted(path, flags, op), number)
+}
+
+/// Replay: runs `open`, the program's read-only open of the FIFO `path`
+/// (relative to `dir`), while the runtime holds the FIFO open for writing,
+/// so that it does not wait for a writer: the recording's writer, another
+/// process, may be gone, and the bytes the program reads come from the
+/// trace. Opening a FIFO for reading and writing never waits (Linux); the
+/// runtime's descriptor sits above the program's range while held.
+fn with_fifo_writer<R>(
+    dir: c_int,
+    path: *const c_char,
+    flags: c_int,
+    open: impl FnOnce() -> R,
+) -> R {
+    if crate::mode::current() != crate::mode::Mode::Replay
+        || flags & libc::O_ACCMODE != libc::O_RDONLY
+    {
+        return open();
+    }
+    let writer = locked(|| {
+        // SAFETY: the program's NUL-terminated path; raw, not the program's
+        // open (not an event).
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_openat,
+                dir,
+                path,
+                libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC,
+            )
+        } as c_int;
+        crate::descriptors::keep_above_floor(fd)
+    });
+    let result = open();
+    if writer >= 0 {
+        sys::close_raw(writer);
+    }
+    result
 }
 
 /// Runs an open of `path` with `flags` (inside its event), through the
@@ -344,11 +381,12 @@ pub(super) fn fopen_call(
         unsafe { libc::fileno(o.value) as u64 }
     };
     if may_block(libc::AT_FDCWD, path, 0) {
+        let flags = fopen_flags(mode);
         return events::log_after_blocking_call(
             EventKind::DescriptorOpen,
             pseudo::DESCRIPTORS,
             site,
-            || Outcome::of(|| op(path)),
+            || Outcome::of(|| with_fifo_writer(libc::AT_FDCWD, path, flags, || op(path))),
             |o| Some(payload(o)),
             |_| Replayed::CallReal,
         )
