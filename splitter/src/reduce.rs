@@ -304,62 +304,32 @@ mod tests {
         }
     }
 
-    #[test]
-    fn transitive_pair_is_dropped() {
-        // 0:0 -> 1:0 -> 2:0, then 0:0 -> 2:1 is implied.
+    /// 0:0 -> 1:0 -> 2:0, then the candidate 0:0 -> 2:1 (implied), reduced
+    /// with `keep_implied` for 2:1; the pairs kept.
+    fn transitive_chain(keep_implied: bool) -> Vec<DependencyPair> {
         let mut vc = VectorClocks::new();
         let mut kept = Vec::new();
-        vc.reduce(
-            ev(1, 0),
-            &mut vec![pair(ev(0, 0), ev(1, 0))],
-            &mut kept,
-            &[1, 1],
-            false,
-        );
-        vc.reduce(
-            ev(2, 0),
-            &mut vec![pair(ev(1, 0), ev(2, 0))],
-            &mut kept,
-            &[1, 1, 1],
-            false,
-        );
-        vc.reduce(
-            ev(2, 1),
-            &mut vec![pair(ev(0, 0), ev(2, 1))],
-            &mut kept,
-            &[1, 1, 2],
-            false,
-        );
-        assert_eq!(kept.len(), 2);
+        let steps = [
+            (pair(ev(0, 0), ev(1, 0)), vec![1, 1], false),
+            (pair(ev(1, 0), ev(2, 0)), vec![1, 1, 1], false),
+            (pair(ev(0, 0), ev(2, 1)), vec![1, 1, 2], keep_implied),
+        ];
+        for (p, seen, keep) in steps {
+            vc.reduce(p.to, &mut vec![p], &mut kept, &seen, keep);
+        }
+        kept
+    }
+
+    #[test]
+    fn transitive_pair_is_dropped() {
+        assert_eq!(transitive_chain(false).len(), 2);
     }
 
     #[test]
     fn implied_pair_is_kept_for_an_event_nesting_before_it() {
-        // As transitive_pair_is_dropped, but 2:1 is a descriptor event
-        // whose call nested 2:0: replay waits for its own pairs up front.
-        let mut vc = VectorClocks::new();
-        let mut kept = Vec::new();
-        vc.reduce(
-            ev(1, 0),
-            &mut vec![pair(ev(0, 0), ev(1, 0))],
-            &mut kept,
-            &[1, 1],
-            false,
-        );
-        vc.reduce(
-            ev(2, 0),
-            &mut vec![pair(ev(1, 0), ev(2, 0))],
-            &mut kept,
-            &[1, 1, 1],
-            false,
-        );
-        vc.reduce(
-            ev(2, 1),
-            &mut vec![pair(ev(0, 0), ev(2, 1))],
-            &mut kept,
-            &[1, 1, 2],
-            true,
-        );
+        // 2:1 is a descriptor event whose call nested 2:0: replay waits for
+        // its own pairs up front.
+        let kept = transitive_chain(true);
         assert_eq!(kept.len(), 3);
         assert_eq!(kept[2], pair(ev(0, 0), ev(2, 1)));
     }
