@@ -225,15 +225,16 @@ pub(crate) fn open_raw(path: &[u8], flags: i32) -> i32 {
     debug_assert!(path.contains(&0), "NUL-terminated path");
     // SAFETY: `path` is NUL-terminated (checked above in debug builds, and
     // by every caller's construction).
-    unsafe {
-        libc::syscall(
-            libc::SYS_openat,
-            libc::AT_FDCWD,
-            path.as_ptr(),
-            flags,
-            0o600,
-        ) as i32
-    }
+    unsafe { open_raw_at(libc::AT_FDCWD, path.as_ptr().cast(), flags) }
+}
+
+/// [`open_raw`] of `path` relative to the directory `dir`.
+///
+/// # Safety
+/// `path` is a NUL-terminated string.
+pub(crate) unsafe fn open_raw_at(dir: i32, path: *const core::ffi::c_char, flags: i32) -> i32 {
+    // SAFETY: the caller passes a NUL-terminated path; openat only reads it.
+    unsafe { libc::syscall(libc::SYS_openat, dir, path, flags, 0o600) as i32 }
 }
 
 /// Closes one of the runtime's own descriptors (raw, like [`open_raw`]).

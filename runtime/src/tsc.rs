@@ -74,8 +74,12 @@ fn read_counter() -> u64 {
     }
 }
 
-/// Finds the vDSO from the auxiliary vector and its program headers.
+/// Finds the vDSO from the auxiliary vector and its program headers (once:
+/// the trap is set again after every command a thread starts).
 fn locate_vdso() {
+    if VDSO_START.load(Ordering::Relaxed) != 0 {
+        return;
+    }
     // SAFETY: getauxval only reads the auxiliary vector.
     let base = unsafe { libc::getauxval(libc::AT_SYSINFO_EHDR) } as usize;
     if base == 0 {

@@ -162,13 +162,8 @@ fn with_fifo_writer<R>(
         // SAFETY: the program's NUL-terminated path; raw, not the program's
         // open (not an event).
         let fd = unsafe {
-            libc::syscall(
-                libc::SYS_openat,
-                dir,
-                path,
-                libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC,
-            )
-        } as c_int;
+            sys::open_raw_at(dir, path, libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        };
         crate::descriptors::keep_above_floor(fd)
     });
     let result = open();

@@ -16,9 +16,8 @@
 //! found): recorded, and served at replay, where the command runs again.
 //! popen is in `streams`.
 
-use core::sync::atomic::{AtomicBool, Ordering};
-
 use core::ffi::c_char;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::events;
 use crate::mode::{self, Mode};
@@ -112,26 +111,26 @@ type Argv = *const *const c_char;
 
 /// exec replaces the program (the trace ends there); the new image keeps
 /// the trap unless lifted. They return only on failure, trap restored.
-extern "C" fn execve_impl(path: *const c_char, argv: Argv, envp: Argv, _site: u64) -> libc::c_int {
+#[unsafe(no_mangle)]
+pub extern "C" fn execve(path: *const c_char, argv: Argv, envp: Argv) -> libc::c_int {
     // SAFETY: forwarding.
     starting_command(|| unsafe { real::execve(path, argv, envp) })
 }
-with_site!(execve => execve_impl, "rcx");
 
-extern "C" fn execv_impl(path: *const c_char, argv: Argv, _site: u64) -> libc::c_int {
+#[unsafe(no_mangle)]
+pub extern "C" fn execv(path: *const c_char, argv: Argv) -> libc::c_int {
     // SAFETY: forwarding.
     starting_command(|| unsafe { real::execv(path, argv) })
 }
-with_site!(execv => execv_impl, "rdx");
 
-extern "C" fn execvp_impl(file: *const c_char, argv: Argv, _site: u64) -> libc::c_int {
+#[unsafe(no_mangle)]
+pub extern "C" fn execvp(file: *const c_char, argv: Argv) -> libc::c_int {
     // SAFETY: forwarding.
     starting_command(|| unsafe { real::execvp(file, argv) })
 }
-with_site!(execvp => execvp_impl, "rdx");
 
-extern "C" fn execvpe_impl(file: *const c_char, argv: Argv, envp: Argv, _site: u64) -> libc::c_int {
+#[unsafe(no_mangle)]
+pub extern "C" fn execvpe(file: *const c_char, argv: Argv, envp: Argv) -> libc::c_int {
     // SAFETY: forwarding.
     starting_command(|| unsafe { real::execvpe(file, argv, envp) })
 }
-with_site!(execvpe => execvpe_impl, "rcx");
