@@ -23,13 +23,24 @@
 //! go to `<target>/tmp/replay_speed/results.json`; `benches/report.py` turns
 //! them and criterion's estimates into the README table.
 //!
-//! Series: the main table (seven workloads, 4 threads), parallel replay
+//! Series: `stages`, every workload at a real size (50 to 150 ms natively,
+//! 4 threads, tens to hundreds of millions of events) through every stage:
+//! native, instrumented, record, `split`, the first replay (no plans yet:
+//! split and plan building included), later parallel and sequential
+//! replays. Record, split and the first replay take seconds there, so they
+//! are counted runs only (`HEAVY_COUNTER_RUNS`, no criterion samples), and
+//! every counted run of a stage reports the peak resident memory of its
+//! largest process (`peak_rss`). Then the main table (seven workloads at
+//! small sizes, 4 threads), parallel replay
 //! against thread count (racy_share, the same total work on 1, 2, 4, 8
 //! threads), against the sharing ratio (racy_share at 0 to 100 % shared
 //! updates), against size (private_merge at 1x and 8x, which separates
 //! the fixed cost of starting a replay from the cost per event), and the
 //! recording quantum (shared_index and racy_share recorded with
 //! `--quantum 0` and with record's default).
+//!
+//! `REPLAY_SPEED_SERIES=stages,quantum cargo bench --bench replay_speed`
+//! runs only the cases of those series.
 //!
 //! Everything runs under a scratch directory in cargo's target tmpdir
 //! (traces, the runtime cache), never in the user's home.
@@ -50,6 +61,9 @@ const RR_LITE: &str = env!("CARGO_BIN_EXE_rr-lite");
 
 /// Runs of each mode under the perf-event counters (outside criterion).
 const COUNTER_RUNS: u32 = 3;
+/// Counted runs of a costly stage (record, split, first replay) at real
+/// sizes, where they are the only measurement (see `Mode::is_costly`).
+const HEAVY_COUNTER_RUNS: u32 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Mode {
@@ -58,6 +72,12 @@ enum Mode {
     Record,
     Parallel,
     Sequential,
+    /// `rr-lite split` of the recorded trace (its `split/` rewritten).
+    Split,
+    /// `replay --parallel` with no plans or split: the first replay after
+    /// `record`, split and plan building included. Last of all, so the
+    /// plans it leaves are fresh for whatever runs next.
+    FirstReplay,
 }
 
 impl Mode {
@@ -68,6 +88,16 @@ impl Mode {
         Mode::Parallel,
         Mode::Sequential,
     ];
+    /// Every stage from the native run to the later replays.
+    const STAGES: [Mode; 7] = [
+        Mode::Native,
+        Mode::Instrumented,
+        Mode::Record,
+        Mode::Parallel,
+        Mode::Sequential,
+        Mode::Split,
+        Mode::FirstReplay,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -76,11 +106,19 @@ impl Mode {
             Mode::Record => "record",
             Mode::Parallel => "parallel",
             Mode::Sequential => "sequential",
+            Mode::Split => "split",
+            Mode::FirstReplay => "first_replay",
         }
     }
 
     fn is_replay(self) -> bool {
-        matches!(self, Mode::Parallel | Mode::Sequential)
+        matches!(self, Mode::Parallel | Mode::Sequential | Mode::FirstReplay)
+    }
+
+    /// Stages that take seconds at real sizes: counted runs only, no
+    /// criterion samples, in the `stages` series.
+    fn is_costly(self) -> bool {
+        matches!(self, Mode::Record | Mode::Split | Mode::FirstReplay)
     }
 }
 
@@ -103,6 +141,12 @@ impl Case {
     }
 
     /// `record`'s options for this case.
+    /// A case of the `stages` series: real sizes, where the costly stages
+    /// are counted runs only and every counted run reports its peak memory.
+    fn is_heavy(&self) -> bool {
+        self.series.contains(&"stages")
+    }
+
     fn record_options(&self) -> Vec<String> {
         self.quantum
             .map(|q| vec!["--quantum".to_owned(), q.to_string()])
@@ -150,10 +194,42 @@ fn add_case_with_quantum(
     });
 }
 
+/// The `stages` series: every workload at a real size (50 to 150 ms
+/// natively with 4 threads on the project's 2-core machine, tens to
+/// hundreds of millions of events), every stage from the native run to the
+/// later replays.
+const STAGES: [(&str, &[u64]); 9] = [
+    ("fft", &[19, 4, 2]),
+    ("lu", &[500, 4]),
+    ("radix", &[6_000_000, 4]),
+    ("nbody", &[1000, 4, 10]),
+    ("stencil", &[262_144, 4, 100]),
+    ("prodcons", &[50_000, 4]),
+    ("transfers", &[2_000_000, 4]),
+    ("racy_share", &[8_000_000, 4, 100]),
+    ("shared_index", &[3_000_000, 4]),
+];
+
+/// Which series to run: `$REPLAY_SPEED_SERIES` (comma-separated names),
+/// else all of them.
+fn series_wanted(series: &str) -> bool {
+    std::env::var("REPLAY_SPEED_SERIES")
+        .map_or(true, |wanted| wanted.split(',').any(|w| w.trim() == series))
+}
+
 /// The cases: sizes chosen so each recording has some 0.1 to 0.4 M events
 /// (sequential replay costs microseconds per event) while every program
-/// runs well under a second natively.
+/// runs well under a second natively; the `stages` series at real sizes.
 fn cases() -> Vec<Case> {
+    let mut cases = small_cases();
+    for (workload, args) in STAGES {
+        add_case(&mut cases, workload, args, "stages", &Mode::STAGES);
+    }
+    cases.retain(|c| c.series.iter().any(|s| series_wanted(s)));
+    cases
+}
+
+fn small_cases() -> Vec<Case> {
     use Mode::*;
     let all = Mode::ALL;
     let replay = [Instrumented, Parallel, Sequential];
@@ -279,12 +355,16 @@ impl Env {
         let instrumented = self.scratch.join("bin").join(format!("{workload}.rr"));
         if !native.exists() {
             let mut cc = self.command(Path::new("cc"));
-            cc.args(["-O2", "-pthread", "-o"]).arg(&native).arg(&source);
+            cc.args(["-O2", "-pthread", "-o"])
+                .arg(&native)
+                .arg(&source)
+                .arg("-lm");
             expect_success(&mut cc, "build the native workload");
             let mut rr = self.rr();
             rr.args(["cc", "-O2", "-pthread", "-o"])
                 .arg(&instrumented)
-                .arg(&source);
+                .arg(&source)
+                .arg("-lm");
             expect_success(&mut rr, "build the instrumented workload");
         }
         (native, instrumented)
@@ -361,26 +441,64 @@ impl Prepared<'_> {
                     .args(&args);
                 c
             }
-            Mode::Parallel | Mode::Sequential => {
+            Mode::Parallel | Mode::Sequential | Mode::FirstReplay => {
                 let mut c = env.rr();
                 c.arg("replay")
-                    .arg(if mode == Mode::Parallel {
-                        "--parallel"
-                    } else {
+                    .arg(if mode == Mode::Sequential {
                         "--sequential"
+                    } else {
+                        "--parallel"
                     })
                     .arg(&self.trace);
+                c
+            }
+            Mode::Split => {
+                let mut c = env.rr();
+                c.arg("split").arg(&self.trace);
                 c
             }
         }
     }
 
+    /// What a run of `mode` must not find: the previous recording, or the
+    /// plans and split a first replay builds. Not part of the time.
+    fn clear_for(&self, mode: Mode) {
+        match mode {
+            Mode::Record => {
+                let _ = std::fs::remove_dir_all(&self.rerecord);
+            }
+            Mode::FirstReplay => {
+                for cached in ["plans", "split"] {
+                    let _ = std::fs::remove_dir_all(self.trace.join(cached));
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Runs one mode once; `Err` describes a failed run precisely.
     fn run(&self, env: &Env, mode: Mode) -> Result<Output, Value> {
-        if mode == Mode::Record {
-            let _ = std::fs::remove_dir_all(&self.rerecord);
+        self.clear_for(mode);
+        self.execute(self.command(env, mode), mode)
+    }
+
+    /// Runs `mode` once, already cleared for, under the peak-memory
+    /// wrapper if the case is heavy: the run and its peak (KiB).
+    fn run_counted(&self, env: &Env, mode: Mode) -> (Result<Output, Value>, Option<u64>) {
+        if !self.case.is_heavy() {
+            return (self.execute(self.command(env, mode), mode), None);
         }
-        let mut cmd = self.command(env, mode);
+        let answer = env.scratch.join("peak_rss");
+        let _ = std::fs::remove_file(&answer);
+        let run = self.execute(peak_rss::wrapped(&self.command(env, mode), &answer), mode);
+        let peak = std::fs::read_to_string(&answer)
+            .ok()
+            .and_then(|s| s.trim().parse().ok());
+        (run, peak)
+    }
+
+    /// Runs `cmd`, the command of `mode`, and checks what it printed.
+    fn execute(&self, mut cmd: Command, mode: Mode) -> Result<Output, Value> {
         let line = describe(&cmd);
         let failure = |status: String, stderr: &[u8]| {
             json!({
@@ -446,6 +564,11 @@ fn prepare<'a>(env: &Env, case: &'a Case, failures: &RefCell<Vec<Value>>) -> Pre
         counters: BTreeMap::new(),
     };
     for &mode in &case.modes {
+        if case.is_heavy() && mode.is_costly() {
+            // Seconds per run, and only counted: no warm-up.
+            prepared.ok.push(mode);
+            continue;
+        }
         // The first replay of each kind builds and caches its plans.
         match prepared.run(env, mode) {
             Ok(_) => prepared.ok.push(mode),
@@ -456,9 +579,12 @@ fn prepare<'a>(env: &Env, case: &'a Case, failures: &RefCell<Vec<Value>>) -> Pre
         }
     }
     for mode in prepared.ok.clone() {
-        prepared
-            .counters
-            .insert(mode.name(), count(env, &prepared, mode, failures));
+        let failed_before = failures.borrow().len();
+        let counted = count(env, &prepared, mode, failures);
+        if failures.borrow().len() != failed_before {
+            prepared.ok.retain(|&m| m != mode);
+        }
+        prepared.counters.insert(mode.name(), counted);
     }
     prepared
 }
@@ -516,18 +642,27 @@ fn children_cpu_seconds() -> Option<f64> {
     Some(ticks as f64 / 100.0)
 }
 
-/// Runs a mode `COUNTER_RUNS` times under the counters; means per run.
+/// Runs a mode `COUNTER_RUNS` times under the counters (the costly stages
+/// of a heavy case `HEAVY_COUNTER_RUNS` times); means per run, and for a
+/// heavy case the largest peak resident memory of any process of a run.
 fn count(env: &Env, p: &Prepared, mode: Mode, failures: &RefCell<Vec<Value>>) -> Value {
+    let runs = if p.case.is_heavy() && mode.is_costly() {
+        HEAVY_COUNTER_RUNS
+    } else {
+        COUNTER_RUNS
+    };
     let (mut wall, mut task, mut switches, mut migrations) = (0.0, 0.0, 0u64, 0u64);
+    let mut peak_rss_kb: Option<u64> = None;
     let mut source = "perf-event (task-clock, context-switches, cpu-migrations; inherit)";
-    for _ in 0..COUNTER_RUNS {
+    for _ in 0..runs {
+        p.clear_for(mode);
         let counters = Counters::open().and_then(|mut c| c.reset_all().map(|()| c));
         let before = children_cpu_seconds();
         let start = Instant::now();
-        let result = match counters {
+        let (result, peak) = match counters {
             Ok(mut c) => {
                 let _ = c.enable();
-                let r = p.run(env, mode);
+                let r = p.run_counted(env, mode);
                 let _ = c.disable();
                 task += c.task_clock.read().unwrap_or(0) as f64 / 1e9;
                 switches += c.switches.read().unwrap_or(0);
@@ -536,26 +671,91 @@ fn count(env: &Env, p: &Prepared, mode: Mode, failures: &RefCell<Vec<Value>>) ->
             }
             Err(_) => {
                 source = "/proc/self/stat children utime+stime (perf_event_open refused)";
-                let r = p.run(env, mode);
+                let r = p.run_counted(env, mode);
                 task += children_cpu_seconds().unwrap_or(0.0) - before.unwrap_or(0.0);
                 r
             }
         };
         wall += start.elapsed().as_secs_f64();
+        peak_rss_kb = peak_rss_kb.max(peak);
         if let Err(f) = result {
             eprintln!("replay_speed: FAILED (counted run): {f:#}");
             failures.borrow_mut().push(f);
         }
     }
-    let n = f64::from(COUNTER_RUNS);
+    let n = f64::from(runs);
     json!({
-        "runs": COUNTER_RUNS,
+        "runs": runs,
         "source": source,
         "wall_s": wall / n,
         "task_clock_s": task / n,
         "context_switches": switches as f64 / n,
         "cpu_migrations": migrations as f64 / n,
+        "peak_rss_kb": peak_rss_kb,
     })
+}
+
+/// Peak memory of a step: the bench runs it under a copy of itself
+/// (`PEAK_RSS_ENV` names the file for the answer), which waits for it and
+/// writes `getrusage(RUSAGE_CHILDREN).ru_maxrss`: the largest resident set
+/// of any process of the step (the step's processes wait for their own
+/// children, so the kernel carries their figures up).
+mod peak_rss {
+    use std::path::Path;
+    use std::process::Command;
+
+    pub const ENV: &str = "REPLAY_SPEED_PEAK_RSS_FILE";
+
+    /// `cmd` run under the bench's own binary, which writes its peak
+    /// resident memory (KiB) into `answer`.
+    pub fn wrapped(cmd: &Command, answer: &Path) -> Command {
+        let me = std::env::current_exe().expect("the bench's own path");
+        let mut w = Command::new(me);
+        w.env(ENV, answer)
+            .arg(cmd.get_program())
+            .args(cmd.get_args());
+        for (key, value) in cmd.get_envs() {
+            match value {
+                Some(v) => w.env(key, v),
+                None => w.env_remove(key),
+            };
+        }
+        if let Some(dir) = cmd.get_current_dir() {
+            w.current_dir(dir);
+        }
+        w
+    }
+
+    /// The wrapper's side, when `ENV` is set: runs the command it was
+    /// given, writes the answer, exits as the command did.
+    pub fn serve(answer: std::ffi::OsString) -> ! {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+        let Some((program, rest)) = args.split_first() else {
+            eprintln!("replay_speed: {ENV} set without a command to run");
+            std::process::exit(2);
+        };
+        let status = Command::new(program).args(rest).env_remove(ENV).status();
+        let status = match status {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!(
+                    "replay_speed: cannot run {}: {e}",
+                    program.to_string_lossy()
+                );
+                std::process::exit(127);
+            }
+        };
+        use nix::sys::resource::{UsageWho, getrusage};
+        if let Ok(usage) = getrusage(UsageWho::RUSAGE_CHILDREN) {
+            let _ = std::fs::write(&answer, usage.max_rss().to_string());
+        }
+        use std::os::unix::process::ExitStatusExt;
+        std::process::exit(
+            status
+                .code()
+                .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+        );
+    }
 }
 
 /// Criterion measurements of one case, each mode as a whole process.
@@ -567,6 +767,9 @@ fn measure(c: &mut Criterion, env: &Env, p: &Prepared, failures: &RefCell<Vec<Va
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
     for &mode in &p.ok {
+        if p.case.is_heavy() && mode.is_costly() {
+            continue;
+        }
         let check = |r: Result<Output, Value>| {
             if let Err(f) = r {
                 eprintln!("replay_speed: FAILED (measured run): {f:#}");
@@ -574,12 +777,10 @@ fn measure(c: &mut Criterion, env: &Env, p: &Prepared, failures: &RefCell<Vec<Va
             }
         };
         group.bench_function(BenchmarkId::from_parameter(mode.name()), |b| {
-            if mode == Mode::Record {
-                // Removing the previous recording is not part of the time.
+            if matches!(mode, Mode::Record | Mode::FirstReplay) {
+                // Removing what the last run left is not part of the time.
                 b.iter_batched(
-                    || {
-                        let _ = std::fs::remove_dir_all(&p.rerecord);
-                    },
+                    || p.clear_for(mode),
                     |()| check(p.run(env, mode)),
                     BatchSize::PerIteration,
                 );
@@ -662,6 +863,9 @@ fn write_results(
 }
 
 fn main() {
+    if let Some(answer) = std::env::var_os(peak_rss::ENV) {
+        peak_rss::serve(answer);
+    }
     let mut criterion = Criterion::default().sample_size(10).configure_from_args();
     let env = Env::new();
     let machine = machine();

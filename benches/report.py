@@ -73,6 +73,15 @@ class Results:
         v = self.crit.get((case["group"], None, mode))
         return None if v is None else v[0]
 
+    def time_any(self, case, mode):
+        """criterion's median, else the counted runs' mean wall time (the costly
+        stages of the `stages` series have only those)."""
+        t = self.time(case, mode)
+        if t is not None or mode not in case.get("ok_modes", []):
+            return t
+        v = case["counters"].get(mode)
+        return None if v is None else v["wall_s"] * 1e9
+
     def series(self, name):
         return [c for c in self.cases if name in c["series"]]
 
@@ -109,6 +118,72 @@ def main_table(r):
             f"| {split['entries_per_second'] / 1e6:.1f} "
             f"| {fmt_ratio(split.get('state_bytes_per_granule'), 200)} |"
         )
+    print()
+
+
+STAGE_MODES = ("native", "instrumented", "record", "split", "first_replay", "parallel", "sequential")
+
+
+def fmt_goal(x, goal, at_least=False):
+    if x is None:
+        return "n/a"
+    ok = x >= goal if at_least else x <= goal
+    return f"{x:.2f}" + ("" if ok else " miss")
+
+
+def stages_table(r):
+    cases = r.series("stages")
+    if not cases:
+        return
+    print("## Every stage at real sizes (4 threads)\n")
+    print(
+        "Native, instrumented and the later replays: criterion medians; record, split and the "
+        "first replay (no plans yet: split and plan building included) take seconds here, so "
+        "they are the mean of the counted runs. Goals from the issue \"Fast at real sizes\"; "
+        "\"miss\" marks a figure that misses it.\n"
+    )
+    print(
+        "| workload | args | events | native ms | instrumented / native | record / instrumented (<= 3) "
+        "| split s | split M entries/s (>= 20) | split bytes / granule (<= 200) "
+        "| first replay / instrumented (<= 1.5) | first replay / record (< 1) "
+        "| later replay / instrumented (<= 1.10) | sequential / parallel | log bytes / event (<= 4) |"
+    )
+    print("|" + "---|" * 14)
+    for c in cases:
+        t = {m: r.time_any(c, m) for m in STAGE_MODES}
+        info, split = c["info"], c["split"]
+        n = info["events"]
+        eps = None if not t["split"] else n / (t["split"] / 1e9) / 1e6
+        split_s = "n/a" if t["split"] is None else f"{t['split'] / 1e9:.2f}"
+        print(
+            f"| {c['workload']} | {' '.join(map(str, c['args']))} | {n / 1e6:.1f} M "
+            f"| {fmt_ms(t['native'])} | {fmt_ratio(ratio(t['instrumented'], t['native']))} "
+            f"| {fmt_goal(ratio(t['record'], t['instrumented']), 3)} "
+            f"| {split_s} "
+            f"| {fmt_goal(eps, 20, at_least=True)} "
+            f"| {fmt_goal(split.get('state_bytes_per_granule'), 200)} "
+            f"| {fmt_goal(ratio(t['first_replay'], t['instrumented']), 1.5)} "
+            f"| {fmt_goal(ratio(t['first_replay'], t['record']), 1)} "
+            f"| {fmt_goal(ratio(t['parallel'], t['instrumented']), 1.10)} "
+            f"| {fmt_ratio(ratio(t['sequential'], t['parallel']))} "
+            f"| {fmt_goal(info['log_bytes'] / n if n else None, 4)} |"
+        )
+    print()
+    print("Peak resident memory of the largest process of each stage, and where the time goes "
+          "(perf-event software counters over the whole process tree, mean of the counted runs):\n")
+    print("| workload | stage | wall ms | task clock ms | CPU | context switches | peak MB |")
+    print("|---|---|---|---|---|---|---|")
+    for c in cases:
+        for mode in STAGE_MODES:
+            v = c["counters"].get(mode)
+            if v is None:
+                continue
+            cpu = v["task_clock_s"] / v["wall_s"] if v["wall_s"] else 0
+            peak = v.get("peak_rss_kb")
+            print(
+                f"| {c['workload']} | {mode} | {v['wall_s'] * 1e3:.0f} | {v['task_clock_s'] * 1e3:.0f} "
+                f"| {cpu:.2f} | {v['context_switches']:.0f} | {'n/a' if peak is None else f'{peak / 1024:.0f}'} |"
+            )
     print()
 
 
@@ -301,6 +376,7 @@ def main():
     target = args.target or Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
     r = Results(target)
     header(r)
+    stages_table(r)
     main_table(r)
     counters_table(r)
     scaling_table(r, "threads", "Parallel replay against thread count (racy_share, same total work, 10 % shared)",
