@@ -184,8 +184,10 @@ impl RecordThread {
     /// [`Self::hold_next`] for a plain access, under the quantum: a stripe
     /// kept from an earlier access is used as it is; a new one is taken
     /// only if free (the kept ones are unlocked before waiting for it).
+    /// `writes`: the access writes (only written stripes are kept: see
+    /// `StripeSet::claim`).
     #[inline]
-    pub(crate) fn hold_access(&self, set: StripeSet) {
+    pub(crate) fn hold_access(&self, set: StripeSet, writes: bool) {
         let Some(quantum) = self.quantum() else {
             return self.hold_next(set);
         };
@@ -196,6 +198,9 @@ impl RecordThread {
             && let Some(since) = self.kept.take(stripe)
         {
             if StripeSet::still_held(stripe, me) {
+                if writes {
+                    StripeSet::note_write(stripe);
+                }
                 self.held.set(set);
                 self.held_since.set(since);
                 return;
@@ -209,12 +214,13 @@ impl RecordThread {
             set.lock(me);
         }
         self.held.set(set);
-        // Only a shared stripe is worth keeping, and only while kept ones
-        // are used again: the others go back at the next hook as without a
-        // quantum (their start is a quantum ago), which spares the kept
-        // list the walk over private data and the other threads the wait.
+        // Only a shared, written stripe is worth keeping, and only while
+        // kept ones are used again: the others go back at the next hook as
+        // without a quantum (their start is a quantum ago), which spares
+        // the kept list the walk over private data and the other threads
+        // the wait.
         let since = match set.single() {
-            Some(stripe) if StripeSet::claim(stripe, me) && self.kept.worth_keeping() => {
+            Some(stripe) if StripeSet::claim(stripe, me, writes) && self.kept.worth_keeping() => {
                 self.kept.jittered_start(now, quantum, me)
             }
             _ => now.wrapping_sub(quantum),

@@ -49,6 +49,9 @@ const PROGRESS_SPIN_ROUNDS: u32 = 100;
 // recorded 8 threads faster but with 4 threads it let more of them take
 // turns, and the recordings kept 1.7x the waits and replayed 2-3x slower.
 
+/// `Stripe::last_holder`'s flag: that holder wrote the stripe.
+const HOLDER_WROTE: u32 = 1 << 31;
+
 #[repr(align(64))]
 struct Stripe {
     next_ticket: AtomicU32,
@@ -60,8 +63,9 @@ struct Stripe {
     holder: AtomicU32,
     /// Lamport clock of the last entry on this stripe; written under the lock.
     clock: AtomicU64,
-    /// Logical id + 1 of the thread that took the lock last (0: none yet);
-    /// written under the lock. Tells the quantum which stripes are shared.
+    /// Logical id + 1 of the thread that took the lock last (0: none yet),
+    /// with `HOLDER_WROTE` if it wrote while holding it; written under the
+    /// lock. Tells the quantum which stripes are shared and written.
     last_holder: AtomicU32,
 }
 
@@ -314,17 +318,34 @@ impl StripeSet {
             .is_some_and(|i| TABLE[i as usize].try_lock(me))
     }
 
-    /// Records thread `me`, which holds stripe `i`, as its last holder;
-    /// returns whether another thread held it before (the stripe is shared).
+    /// Records thread `me`, which holds stripe `i` for an access that
+    /// writes or not, as its last holder; returns whether the stripe is
+    /// worth keeping for the quantum: another thread held it before, and
+    /// this access or that thread wrote it (data every thread only reads
+    /// orders nothing, and keeping it only makes readers wait).
     #[inline]
-    pub(crate) fn claim(i: u32, me: u32) -> bool {
+    pub(crate) fn claim(i: u32, me: u32, writes: bool) -> bool {
         let stripe = &TABLE[i as usize];
         // Plain load and store: only the lock's holder writes the field.
         let last = stripe.last_holder.load(Ordering::Relaxed);
-        if last != me + 1 {
-            stripe.last_holder.store(me + 1, Ordering::Relaxed);
+        let mine = (me + 1) | if writes { HOLDER_WROTE } else { 0 };
+        if last != mine {
+            stripe.last_holder.store(mine, Ordering::Relaxed);
         }
-        last != 0 && last != me + 1
+        let holder = last & !HOLDER_WROTE;
+        holder != 0 && holder != me + 1 && (writes || last & HOLDER_WROTE != 0)
+    }
+
+    /// Thread `me`, holding stripe `i` already, writes it (see `claim`).
+    #[inline]
+    pub(crate) fn note_write(i: u32) {
+        let stripe = &TABLE[i as usize];
+        let last = stripe.last_holder.load(Ordering::Relaxed);
+        if last & HOLDER_WROTE == 0 {
+            stripe
+                .last_holder
+                .store(last | HOLDER_WROTE, Ordering::Relaxed);
+        }
     }
 
     /// Whether thread `me` still holds stripe `i` (a waiter may have taken

@@ -269,7 +269,8 @@ pub(crate) fn log_before_access(kind: EventKind, addr: u64, size: u64, site: u64
         }
         busy(t, || {
             let set = StripeSet::for_access(addr, size);
-            t.record.hold_access(set);
+            t.record
+                .hold_access(set, kind.access() != rr_lite_trace::Access::Read);
             t.record.append_on(set, kind, addr, size, site, 0);
         })
     });
