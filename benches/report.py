@@ -10,7 +10,7 @@ else ./target next to this repository):
 and prints Markdown on stdout. Times are criterion's median estimates of one
 whole process run (spawn included) unless said otherwise.
 
-    cargo bench --bench replay_speed          # ~10 min on 2 cores
+    cargo bench --bench replay_speed          # ~45 min on 2 cores (REPLAY_SPEED_SERIES=stages: ~35)
     cargo bench --bench split_throughput      # optional: the splitter rows
     python3 benches/report.py [--target DIR]
 """
