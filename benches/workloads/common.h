@@ -5,6 +5,7 @@
 #define RR_LITE_BENCH_COMMON_H
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -17,6 +18,18 @@ static long arg_or(int argc, char **argv, int i, long dflt, long lo, long hi) {
         exit(2);
     }
     return v;
+}
+
+/* Arithmetic modulo the prime 998244353 (fft, lu): exact results. */
+#define MOD_P 998244353u
+
+static inline uint32_t mod_mul(uint32_t a, uint32_t b) { return (uint32_t)((uint64_t)a * b % MOD_P); }
+
+static inline uint32_t mod_pow(uint32_t b, uint64_t e) {
+    uint32_t r = 1;
+    for (; e; e >>= 1, b = mod_mul(b, b))
+        if (e & 1) r = mod_mul(r, b);
+    return r;
 }
 
 static void run_threads(int n, void *(*fn)(void *)) {

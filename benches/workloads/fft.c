@@ -4,26 +4,15 @@
  * slices, a barrier between stages. Every round transforms forward and
  * back; the check is that the input comes back.
  * usage: fft [LOG2N=16] [THREADS=4] [ROUNDS=1] */
-#include <stdint.h>
-
 #include "common.h"
 
-#define P 998244353u
+#define P MOD_P
 #define G 3u
 
 static long log2n, n, threads, rounds;
 static uint32_t *data, *roots, *inverse_roots;
 static unsigned long forward_checksum;
 static pthread_barrier_t barrier;
-
-static uint32_t mul(uint32_t a, uint32_t b) { return (uint32_t)((uint64_t)a * b % P); }
-
-static uint32_t power(uint32_t b, uint64_t e) {
-    uint32_t r = 1;
-    for (; e; e >>= 1, b = mul(b, b))
-        if (e & 1) r = mul(r, b);
-    return r;
-}
 
 static long reverse_bits(long i) {
     long r = 0;
@@ -48,7 +37,7 @@ static void transform(long id, const uint32_t *w) {
         long half = len / 2, step = n / len;
         for (long b = blo; b < bhi; b++) {
             long j = b % half, i0 = (b / half) * len + j, i1 = i0 + half;
-            uint32_t u = data[i0], v = mul(data[i1], w[j * step]);
+            uint32_t u = data[i0], v = mod_mul(data[i1], w[j * step]);
             data[i0] = u + v >= P ? u + v - P : u + v;
             data[i1] = u >= v ? u - v : u + P - v;
         }
@@ -58,7 +47,7 @@ static void transform(long id, const uint32_t *w) {
 
 static void *worker(void *arg) {
     long id = (long)arg;
-    uint32_t n_inverse = power((uint32_t)n, P - 2);
+    uint32_t n_inverse = mod_pow((uint32_t)n, P - 2);
     long lo = id * n / threads, hi = (id + 1) * n / threads;
     for (long round = 0; round < rounds; round++) {
         transform(id, roots);
@@ -66,7 +55,7 @@ static void *worker(void *arg) {
             for (long i = 0; i < n; i++) forward_checksum += (unsigned long)data[i] * (unsigned long)(i + 1);
         pthread_barrier_wait(&barrier);
         transform(id, inverse_roots);
-        for (long i = lo; i < hi; i++) data[i] = mul(data[i], n_inverse);
+        for (long i = lo; i < hi; i++) data[i] = mod_mul(data[i], n_inverse);
         pthread_barrier_wait(&barrier);
     }
     return NULL;
@@ -81,11 +70,11 @@ int main(int argc, char **argv) {
     roots = malloc((size_t)n / 2 * sizeof *roots);
     inverse_roots = malloc((size_t)n / 2 * sizeof *inverse_roots);
     if (!data || !roots || !inverse_roots) return 4;
-    uint32_t w = power(G, (P - 1) / (uint64_t)n), wi = power(w, P - 2);
+    uint32_t w = mod_pow(G, (P - 1) / (uint64_t)n), wi = mod_pow(w, P - 2);
     roots[0] = inverse_roots[0] = 1;
     for (long i = 1; i < n / 2; i++) {
-        roots[i] = mul(roots[i - 1], w);
-        inverse_roots[i] = mul(inverse_roots[i - 1], wi);
+        roots[i] = mod_mul(roots[i - 1], w);
+        inverse_roots[i] = mod_mul(inverse_roots[i - 1], wi);
     }
     for (long i = 0; i < n; i++) data[i] = (uint32_t)((i * 2654435761u) % P);
     pthread_barrier_init(&barrier, NULL, (unsigned)threads);

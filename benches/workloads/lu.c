@@ -4,25 +4,14 @@
  * thread reads the pivot row and updates its own rows below it. The check
  * multiplies a vector by A and by L*U.
  * usage: lu [N=128] [THREADS=4] */
-#include <stdint.h>
-
 #include "common.h"
 
-#define P 998244353u
+#define P MOD_P
 
 static long n, threads;
 static uint32_t *a;
 static int zero_pivot;
 static pthread_barrier_t barrier;
-
-static uint32_t mul(uint32_t x, uint32_t y) { return (uint32_t)((uint64_t)x * y % P); }
-
-static uint32_t power(uint32_t b, uint64_t e) {
-    uint32_t r = 1;
-    for (; e; e >>= 1, b = mul(b, b))
-        if (e & 1) r = mul(r, b);
-    return r;
-}
 
 static void *worker(void *arg) {
     long id = (long)arg;
@@ -32,13 +21,13 @@ static void *worker(void *arg) {
             zero_pivot = 1; /* every thread sees it: all stop at the same step */
             break;
         }
-        uint32_t inverse = power(pivot, P - 2);
+        uint32_t inverse = mod_pow(pivot, P - 2);
         long first = k + 1 + ((id - (k + 1)) % threads + threads) % threads;
         for (long i = first; i < n; i += threads) {
-            uint32_t l = mul(a[i * n + k], inverse);
+            uint32_t l = mod_mul(a[i * n + k], inverse);
             a[i * n + k] = l;
             for (long j = k + 1; j < n; j++)
-                a[i * n + j] = (a[i * n + j] + P - mul(l, a[k * n + j])) % P;
+                a[i * n + j] = (a[i * n + j] + P - mod_mul(l, a[k * n + j])) % P;
         }
         pthread_barrier_wait(&barrier);
     }
@@ -52,14 +41,14 @@ static int check(const uint32_t *original) {
     for (long i = 0; i < n; i++) x[i] = (uint32_t)(i * 7919 % P);
     for (long i = 0; i < n; i++) {
         uint64_t s = 0;
-        for (long j = i; j < n; j++) s = (s + mul(a[i * n + j], x[j])) % P;
+        for (long j = i; j < n; j++) s = (s + mod_mul(a[i * n + j], x[j])) % P;
         ux[i] = (uint32_t)s;
     }
     int ok = 1;
     for (long i = 0; i < n; i++) {
         uint64_t lu = ux[i], ax = 0;
-        for (long j = 0; j < i; j++) lu = (lu + mul(a[i * n + j], ux[j])) % P;
-        for (long j = 0; j < n; j++) ax = (ax + mul(original[i * n + j], x[j])) % P;
+        for (long j = 0; j < i; j++) lu = (lu + mod_mul(a[i * n + j], ux[j])) % P;
+        for (long j = 0; j < n; j++) ax = (ax + mod_mul(original[i * n + j], x[j])) % P;
         ok &= lu == ax;
     }
     free(x);
