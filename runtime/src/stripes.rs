@@ -336,7 +336,8 @@ impl StripeSet {
         holder != 0 && holder != me + 1 && (writes || last & HOLDER_WROTE != 0)
     }
 
-    /// Thread `me`, holding stripe `i` already, writes it (see `claim`).
+    /// The thread holding stripe `i` (kept for the quantum) writes it (see
+    /// `claim`).
     #[inline]
     pub(crate) fn note_write(i: u32) {
         let stripe = &TABLE[i as usize];
