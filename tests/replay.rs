@@ -187,6 +187,13 @@ fn trylock_first_to_finish_replays() {
     check_nondeterministic("replay_trylock", &[]);
 }
 
+/// Mutexes destroyed under the threads that lock them: how many locks
+/// succeed, and whether the destroy was refused, replay as recorded.
+#[test]
+fn destroy_racing_with_locks_replays() {
+    check_nondeterministic("replay_destroy_race", &[]);
+}
+
 #[test]
 fn rand_and_time_return_recorded_values() {
     check_nondeterministic("replay_rand_time", &[]);

@@ -20,7 +20,7 @@ use varint::{VarintError, unzigzag, zigzag};
 pub const THREAD_LOG_MAGIC: [u8; 8] = *b"RRLITE\0T";
 /// Version of the thread log and trace directory format. Readers reject
 /// larger versions; see docs/FORMAT.md for the rule.
-pub const FORMAT_VERSION: u16 = 3;
+pub const FORMAT_VERSION: u16 = 4;
 /// Size of the thread log header.
 pub const HEADER_LEN: usize = 64;
 /// Longest possible entry: tag + five 10-byte varints.

@@ -87,7 +87,8 @@ event_kinds! {
     MutexLock = 6, ReadModifyWrite, false, "mutex-lock";
     /// Mutex about to be released.
     MutexUnlock = 7, ReadModifyWrite, false, "mutex-unlock";
-    /// trylock/timedlock; payload: the call's return value (0 = acquired).
+    /// trylock/timedlock, or a lock that failed (EINVAL on a destroyed
+    /// mutex, EDEADLK); payload: the call's return value (0 = acquired).
     MutexTryLock = 8, ReadModifyWrite, true, "mutex-trylock";
     /// Read lock acquired or tried; payload: return value.
     RwReadLock = 9, Read, true, "rwlock-rdlock";
@@ -169,6 +170,15 @@ event_kinds! {
     AtomicLoad = 38, Read, false, "atomic-load";
     /// Atomic store (`__tsan_atomic*_store`).
     AtomicStore = 39, Write, false, "atomic-store";
+    /// A sync object initialised (pthread_mutex/cond/rwlock/spin/barrier
+    /// init, sem_init, mtx_init, cnd_init): writes all of it; address and
+    /// size: the object; payload: the call's result (0, or the error).
+    SyncInit = 40, Write, true, "sync-init";
+    /// A sync object destroyed (the matching destroy calls): writes all of
+    /// it (glibc marks a destroyed mutex invalid, and refuses to destroy a
+    /// locked one); address and size: the object; payload: the call's
+    /// result (0, or the error, such as EBUSY).
+    SyncDestroy = 41, Write, true, "sync-destroy";
 }
 
 impl EventKind {

@@ -415,6 +415,40 @@ fn check_result(
     }
 }
 
+/// The kinds of event a lock-like call logs: `taken` when its payload is
+/// 0 (it took the lock, or the kind carries any result), `failed` else. A
+/// mutex lock that fails (EINVAL on a destroyed mutex, EDEADLK, EOWNERDEAD)
+/// changes nothing but must still replay as a failure, so it is logged
+/// with its error under the trylock kind, which carries a result.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LockKinds {
+    pub(crate) taken: EventKind,
+    pub(crate) failed: EventKind,
+}
+
+impl LockKinds {
+    /// One kind whatever the result.
+    pub(crate) const fn one(kind: EventKind) -> Self {
+        LockKinds {
+            taken: kind,
+            failed: kind,
+        }
+    }
+
+    /// The kind of the event whose payload is `payload`.
+    fn of(self, payload: u64) -> EventKind {
+        if payload == 0 {
+            self.taken
+        } else {
+            self.failed
+        }
+    }
+
+    fn has(self, code: u8) -> bool {
+        code == self.taken as u8 || code == self.failed as u8
+    }
+}
+
 /// A call that may block: record releases the thread's stripes, performs
 /// `op`, then logs a `kind` event on `addr` if `event(&result)` gives its
 /// payload (None: the call failed and nothing happened). Replay waits for
@@ -426,24 +460,38 @@ pub(crate) fn log_after_blocking_call<R>(
     addr: u64,
     site: u64,
     op: impl FnOnce() -> R,
-    event: impl FnOnce(&R) -> Option<u64>,
+    event: impl Fn(&R) -> Option<u64>,
     replayed: impl FnOnce(u64) -> Replayed<R>,
 ) -> R {
-    log_after_lock_call(kind, addr, site, || None, op, event, replayed)
+    let no_attempt: Option<fn() -> Option<R>> = None;
+    log_after_lock_call(
+        LockKinds::one(kind),
+        addr,
+        site,
+        no_attempt,
+        op,
+        event,
+        replayed,
+    )
 }
 
 /// [`log_after_blocking_call`] for a lock that `attempt` can take without
-/// blocking (a trylock; None when the lock is busy). Under PCT chaos,
-/// record tries it first and gives the turn away only when the lock is
-/// busy: in PCT a thread blocks on a held lock only, and handing the turn
-/// on at every lock would cost two context switches each.
+/// blocking (a trylock; None when the lock is busy). Record tries it
+/// first while it holds the event's stripe, as an unlock or a destroy of
+/// the lock is performed: a lock taken without waiting is then logged
+/// exactly where it took effect among the other calls on that lock (one
+/// racing with a destroy found the mutex valid or destroyed in the logged
+/// order). Under PCT chaos, a busy lock is tried again whenever a lock is
+/// released, and the turn given away only meanwhile: in PCT a thread blocks
+/// on a held lock only, and handing the turn on at every lock would cost
+/// two context switches each.
 pub(crate) fn log_after_lock_call<R>(
-    kind: EventKind,
+    kinds: LockKinds,
     addr: u64,
     site: u64,
-    attempt: impl FnMut() -> Option<R>,
+    attempt: Option<impl FnMut() -> Option<R>>,
     op: impl FnOnce() -> R,
-    event: impl FnOnce(&R) -> Option<u64>,
+    event: impl Fn(&R) -> Option<u64>,
     replayed: impl FnOnce(u64) -> Replayed<R>,
 ) -> R {
     match with_tracked(|_, mode| mode) {
@@ -452,6 +500,17 @@ pub(crate) fn log_after_lock_call<R>(
             // A point where chaos may let others run first: before the call
             // that may block, not only at its event, logged after it.
             on_tracked_thread(|t| busy(t, || t.record.release_at_schedule_point(true)));
+            let Some(mut attempt) = attempt else {
+                before_blocking();
+                let result = on_tracked_thread(|t| t.record.blocking_call(op));
+                if let Some(payload) = event(&result) {
+                    log_after_call(kinds.of(payload), addr, 0, site, || (), |_| payload);
+                }
+                return result;
+            };
+            if let Some(result) = attempt_holding_event(kinds, addr, site, &mut attempt, &event) {
+                return result;
+            }
             let taken = if crate::chaos::serialises() {
                 attempt_under_pct(attempt)
             } else {
@@ -462,7 +521,7 @@ pub(crate) fn log_after_lock_call<R>(
                 on_tracked_thread(|t| t.record.blocking_call(op))
             });
             if let Some(payload) = event(&result) {
-                log_after_call(kind, addr, 0, site, || (), |_| payload);
+                log_after_call(kinds.of(payload), addr, 0, site, || (), |_| payload);
             }
             result
         }
@@ -475,16 +534,19 @@ pub(crate) fn log_after_lock_call<R>(
                 replay::wait_next(&t.replay)
             });
             let recorded = next
-                .filter(|p| p.kind == kind as u8 && p.flags & flags::PAYLOAD != 0)
+                .filter(|p| kinds.has(p.kind) && p.flags & flags::PAYLOAD != 0)
                 .map(|p| p.payload);
-            let result = match recorded.map(replayed) {
-                Some(Replayed::Return(r)) => {
-                    busy(t, || replay::count(&t.replay, kind, addr, site));
+            let result = match recorded.map(|payload| (payload, replayed(payload))) {
+                Some((payload, Replayed::Return(r))) => {
+                    busy(t, || {
+                        replay::count(&t.replay, kinds.of(payload), addr, site)
+                    });
                     r
                 }
-                Some(Replayed::CallReal) | None => {
+                Some((_, Replayed::CallReal)) | None => {
                     let r = in_real_call(t, op);
                     if let Some(payload) = event(&r) {
+                        let kind = kinds.of(payload);
                         busy(t, || replay::count(&t.replay, kind, addr, site));
                         check_result(t, kind, addr, site, recorded, payload);
                     }
@@ -495,6 +557,29 @@ pub(crate) fn log_after_lock_call<R>(
             result
         }),
     }
+}
+
+/// Record: `attempt` (a trylock) while the stripe of the lock's event is
+/// held, logging the event if it took the lock or failed for good. None:
+/// the lock is busy, nothing logged.
+fn attempt_holding_event<R>(
+    kinds: LockKinds,
+    addr: u64,
+    site: u64,
+    attempt: &mut impl FnMut() -> Option<R>,
+    event: &impl Fn(&R) -> Option<u64>,
+) -> Option<R> {
+    on_tracked_thread(|t| {
+        let acquired = busy(t, || t.record.acquire(addr, 0));
+        let tried = t.record.guarded(attempt);
+        busy(t, || {
+            if let Some(payload) = tried.as_ref().and_then(event) {
+                t.record.append(kinds.of(payload), addr, 0, site, payload);
+            }
+            t.record.give_back(acquired);
+        });
+        tried
+    })
 }
 
 /// PCT: tries the lock; while it is held and another thread can run,

@@ -10,7 +10,10 @@ use core::ffi::{c_int, c_void};
 
 use libc::{pthread_cond_t, pthread_mutex_t, pthread_t, timespec};
 
+use rr_lite_trace::EventKind;
+
 use super::pthread;
+use crate::events::Replayed;
 use crate::real::StartRoutine;
 use crate::site::with_site;
 
@@ -124,3 +127,70 @@ unsafe extern "C" fn cnd_timedwait_impl(
     c11_result(unsafe { pthread::cond_timedwait(c, m, t, site) })
 }
 with_site!(cnd_timedwait => cnd_timedwait_impl, "rcx");
+
+/// C11 initialisation and destruction: events over the object, as their
+/// pthread counterparts (`pthread::rewrite_object`).
+unsafe extern "C" fn mtx_init_impl(m: *mut pthread_mutex_t, kind: c_int, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    let op = || unsafe { crate::real::mtx_init(m, kind) };
+    pthread::rewrite_object(
+        EventKind::SyncInit,
+        m,
+        site,
+        op,
+        |&r| r as u64,
+        c11_replayed,
+    )
+}
+with_site!(mtx_init => mtx_init_impl, "rdx");
+
+unsafe extern "C" fn cnd_init_impl(c: *mut pthread_cond_t, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    let op = || unsafe { crate::real::cnd_init(c) };
+    pthread::rewrite_object(
+        EventKind::SyncInit,
+        c,
+        site,
+        op,
+        |&r| r as u64,
+        c11_replayed,
+    )
+}
+with_site!(cnd_init => cnd_init_impl, "rsi");
+
+/// A recorded C11 result: a failure is returned without the call.
+fn c11_replayed(recorded: u64) -> Replayed<c_int> {
+    if recorded == THRD_SUCCESS as u64 {
+        Replayed::CallReal
+    } else {
+        Replayed::Return(recorded as c_int)
+    }
+}
+
+unsafe extern "C" fn mtx_destroy_impl(m: *mut pthread_mutex_t, site: u64) {
+    // SAFETY: forwarding.
+    let op = || unsafe { crate::real::mtx_destroy(m) };
+    pthread::rewrite_object(
+        EventKind::SyncDestroy,
+        m,
+        site,
+        op,
+        |_| 0,
+        |_| Replayed::CallReal,
+    )
+}
+with_site!(mtx_destroy => mtx_destroy_impl, "rsi");
+
+unsafe extern "C" fn cnd_destroy_impl(c: *mut pthread_cond_t, site: u64) {
+    // SAFETY: forwarding.
+    let op = || unsafe { crate::real::cnd_destroy(c) };
+    pthread::rewrite_object(
+        EventKind::SyncDestroy,
+        c,
+        site,
+        op,
+        |_| 0,
+        |_| Replayed::CallReal,
+    )
+}
+with_site!(cnd_destroy => cnd_destroy_impl, "rsi");

@@ -11,7 +11,7 @@ use rr_lite_trace::state::Divergence;
 use rr_lite_trace::{EventKind, pseudo};
 
 use crate::events::{
-    self, Replayed, log_after_blocking_call, log_after_call, log_after_call_or_recorded,
+    self, LockKinds, Replayed, log_after_blocking_call, log_after_call, log_after_call_or_recorded,
     with_tracked,
 };
 use crate::mode::Mode;
@@ -283,6 +283,124 @@ releasing_calls! {
     sem_post => semaphore_post(sem_t), SemPost;
 }
 
+/// Initialising or destroying a sync object writes all of it (glibc's
+/// destroy marks a mutex invalid, so a lock after it fails with EINVAL, and
+/// refuses to destroy a locked one): a `kind` event over the object, held
+/// across the real call, so that it is ordered against every other
+/// thread's use of the object. `result` is the payload (0 or the error);
+/// replay returns a recorded failure without calling, and performs a
+/// success at the same place among the object's other events.
+pub(super) fn rewrite_object<T, R>(
+    kind: EventKind,
+    obj: *mut T,
+    site: u64,
+    op: impl FnOnce() -> R,
+    result: impl FnOnce(&R) -> u64,
+    replayed: impl FnOnce(u64) -> Replayed<R>,
+) -> R {
+    if omp_internal(site) {
+        return op();
+    }
+    let size = core::mem::size_of::<T>() as u64;
+    log_after_call_or_recorded(kind, addr(obj), size, site, op, result, replayed)
+}
+
+/// [`rewrite_object`] for a pthread call that returns 0 or an error.
+fn rewrite_with_status<T>(
+    kind: EventKind,
+    obj: *mut T,
+    site: u64,
+    op: impl FnOnce() -> c_int,
+) -> c_int {
+    rewrite_object(kind, obj, site, op, |&r| r as u64, return_failure)
+}
+
+macro_rules! destroy_calls {
+    ($($export:ident => $imp:ident($t:ty);)*) => {$(
+        pub(super) unsafe extern "C" fn $imp(obj: *mut $t, site: u64) -> c_int {
+            // SAFETY: forwarding.
+            rewrite_with_status(EventKind::SyncDestroy, obj, site, || unsafe { real::$export(obj) })
+        }
+        with_site!($export => $imp, "rsi");
+    )*};
+}
+
+destroy_calls! {
+    pthread_mutex_destroy => mutex_destroy(pthread_mutex_t);
+    pthread_cond_destroy => cond_destroy(pthread_cond_t);
+    pthread_rwlock_destroy => rwlock_destroy(pthread_rwlock_t);
+    pthread_spin_destroy => spin_destroy(pthread_spinlock_t);
+    pthread_barrier_destroy => barrier_destroy(pthread_barrier_t);
+}
+
+/// Initialisations whose second argument is an attribute or a flag.
+macro_rules! init_calls {
+    ($($export:ident => $imp:ident($t:ty, $a:ty);)*) => {$(
+        pub(super) unsafe extern "C" fn $imp(obj: *mut $t, a: $a, site: u64) -> c_int {
+            // SAFETY: forwarding.
+            rewrite_with_status(EventKind::SyncInit, obj, site, || unsafe { real::$export(obj, a) })
+        }
+        with_site!($export => $imp, "rdx");
+    )*};
+}
+
+init_calls! {
+    pthread_mutex_init => mutex_init(pthread_mutex_t, *const libc::pthread_mutexattr_t);
+    pthread_cond_init => cond_init(pthread_cond_t, *const libc::pthread_condattr_t);
+    pthread_rwlock_init => rwlock_init(pthread_rwlock_t, *const libc::pthread_rwlockattr_t);
+    pthread_spin_init => spin_init(pthread_spinlock_t, c_int);
+}
+
+unsafe extern "C" fn barrier_init(
+    b: *mut pthread_barrier_t,
+    attr: *const libc::pthread_barrierattr_t,
+    count: libc::c_uint,
+    site: u64,
+) -> c_int {
+    // SAFETY: forwarding.
+    let op = || unsafe { real::pthread_barrier_init(b, attr, count) };
+    rewrite_with_status(EventKind::SyncInit, b, site, op)
+}
+with_site!(pthread_barrier_init => barrier_init, "rcx");
+
+/// sem_init and sem_destroy return -1 and set errno.
+fn rewrite_semaphore(
+    kind: EventKind,
+    s: *mut sem_t,
+    site: u64,
+    op: impl FnOnce() -> c_int,
+) -> c_int {
+    rewrite_object(
+        kind,
+        s,
+        site,
+        op,
+        |&r| errno_result(r),
+        return_errno_failure,
+    )
+}
+
+unsafe extern "C" fn semaphore_init(
+    s: *mut sem_t,
+    pshared: c_int,
+    value: libc::c_uint,
+    site: u64,
+) -> c_int {
+    // SAFETY: forwarding.
+    rewrite_semaphore(EventKind::SyncInit, s, site, || unsafe {
+        real::sem_init(s, pshared, value)
+    })
+}
+with_site!(sem_init => semaphore_init, "rcx");
+
+unsafe extern "C" fn semaphore_destroy(s: *mut sem_t, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    rewrite_semaphore(EventKind::SyncDestroy, s, site, || unsafe {
+        real::sem_destroy(s)
+    })
+}
+with_site!(sem_destroy => semaphore_destroy, "rsi");
+
 /// Non-blocking tries whose result is their return value: replay returns a
 /// recorded failure (EBUSY) without calling.
 macro_rules! try_calls {
@@ -325,10 +443,10 @@ fn lock_call_trying(
     op: impl FnOnce() -> c_int,
 ) -> c_int {
     events::log_after_lock_call(
-        kind,
+        LockKinds::one(kind),
         lock,
         site,
-        || taken_unless_busy(try_op()),
+        Some(|| taken_unless_busy(try_op())),
         op,
         |&r| Some(r as u64),
         return_failure,
@@ -348,19 +466,41 @@ pub(super) unsafe extern "C" fn mutex_lock(m: *mut pthread_mutex_t, site: u64) -
         // SAFETY: forwarding.
         return events::hidden_blocking_call(|| unsafe { real::pthread_mutex_lock(m) });
     }
+    // A failure (a destroyed mutex, a relock of an error-checking one) is
+    // logged as a trylock with its error, and replays as that error.
+    let kinds = LockKinds {
+        taken: EventKind::MutexLock,
+        failed: EventKind::MutexTryLock,
+    };
     events::log_after_lock_call(
-        EventKind::MutexLock,
+        kinds,
         addr(m),
         site,
         // SAFETY: forwarding (a trylock takes the lock as lock would).
-        || taken_unless_busy(unsafe { real::pthread_mutex_trylock(m) }),
+        Some(|| taken_unless_busy(unsafe { real::pthread_mutex_trylock(m) })),
         // SAFETY: forwarding.
-        || unsafe { real::pthread_mutex_lock(m) },
-        |&r| (r == 0).then_some(0),
-        |_| Replayed::CallReal,
+        || replayed_lock(unsafe { real::pthread_mutex_lock(m) }),
+        |&r| Some(r as u64),
+        return_failure,
     )
 }
 with_site!(pthread_mutex_lock => mutex_lock, "rsi");
+
+/// The result of a real mutex lock, as the recording had it. Replay calls
+/// the real lock only where the recording took the mutex (a failure
+/// replays as recorded, without the call). A lock that blocked while the
+/// holder unlocked and another thread destroyed the mutex still took it in
+/// the recording (glibc checks for a destroyed mutex before it waits),
+/// logged after the destroy; replay, which performs them in that order,
+/// finds the mutex destroyed (EINVAL). The mutex excludes nothing more at
+/// replay than the recorded order already does, so the lock is as taken.
+fn replayed_lock(r: c_int) -> c_int {
+    if r == libc::EINVAL && crate::mode::current() == Mode::Replay {
+        0
+    } else {
+        r
+    }
+}
 
 pub(super) unsafe extern "C" fn mutex_timedlock(
     m: *mut pthread_mutex_t,
@@ -600,10 +740,10 @@ fn sem_call(s: *mut sem_t, site: u64, op: impl FnOnce() -> c_int) -> c_int {
         (r == 0 || crate::sys::errno() != libc::EAGAIN).then_some(r)
     };
     events::log_after_lock_call(
-        EventKind::SemWait,
+        LockKinds::one(EventKind::SemWait),
         addr(s),
         site,
-        attempt,
+        Some(attempt),
         op,
         |&r| Some(errno_result(r)),
         return_errno_failure,

@@ -145,6 +145,8 @@ pub fn replay_needs_payload(kind: EventKind) -> bool {
             | DescriptorOpen
             | DescriptorClose
             | Input
+            | SyncInit
+            | SyncDestroy
     )
 }
 
