@@ -340,13 +340,23 @@ fn rwlocks_semaphores_spinlocks_trylock() {
             "sem_timedwait ETIMEDOUT not logged: {sem:?}"
         );
         assert!(sem.contains(&0), "{sem:?}");
+        // The trylocks (busy, then taken), then the failed locks (EDEADLK, then
+        // EINVAL on the destroyed mutex), which log as trylocks with their error.
         let tries: Vec<&Event> = of_kind(&events, "mutex-trylock").collect();
         assert_eq!(
             tries.iter().map(|e| e.payload).collect::<Vec<_>>(),
-            vec![Some(16), Some(0)],
-            "trylock results"
+            vec![Some(16), Some(0), Some(35), Some(22)],
+            "trylock and failed lock results"
         );
         assert_eq!(tries[0].thread, tries[1].thread);
+        // Initialisations and destroys write the whole object and carry
+        // their result: one spin lock (4 bytes), five semaphores (32), the
+        // error-checking mutex (40), destroyed once refused (EBUSY), once done.
+        let sizes = |kind: &str| -> Vec<u64> { of_kind(&events, kind).map(|e| e.size).collect() };
+        assert_eq!(sizes("sync-init"), vec![4, 32, 32, 32, 32, 32, 40]);
+        assert_eq!(payloads("sync-init"), BTreeSet::from([0]));
+        let destroys: Vec<Option<u64>> = of_kind(&events, "sync-destroy").map(|e| e.payload).collect();
+        assert_eq!(destroys, vec![Some(16), Some(0)], "destroy results");
         // Every spin lock round: 3 threads x 200 rounds, each ends in an unlock.
         assert_eq!(count_kind(&events, "spin-unlock"), 600);
         assert_eq!(count_kind(&events, "sem-post"), 4 + 100);

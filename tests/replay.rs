@@ -194,6 +194,19 @@ fn destroy_racing_with_locks_replays() {
     check_nondeterministic("replay_destroy_race", &[]);
 }
 
+/// Read-write locks, semaphores with their EAGAIN and ETIMEDOUT outcomes,
+/// spin locks, trylocks, locks that fail (EDEADLK, EINVAL on a destroyed
+/// mutex) and a destroy refused (EBUSY): each result replays as recorded.
+#[test]
+fn lock_failures_and_refused_destroys_replay() {
+    let exe = build("rwlock_sem_spin");
+    for _ in 0..2 {
+        let rec = record_within(&exe, &[], LIMIT);
+        assert_eq!(rec.status, 0, "{}", rec.describe());
+        replay_all_modes(&rec);
+    }
+}
+
 #[test]
 fn rand_and_time_return_recorded_values() {
     check_nondeterministic("replay_rand_time", &[]);

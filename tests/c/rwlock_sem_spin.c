@@ -1,7 +1,9 @@
 /* Read-write locks (blocking and try forms), semaphores (wait, trywait,
  * timedwait, including the EAGAIN and ETIMEDOUT outcomes), spin locks and
  * pthread_mutex_trylock (both the busy and the acquired outcome, made
- * certain by a semaphore handshake). Exit status 0 when all checks pass. */
+ * certain by a semaphore handshake), locks that fail (an error-checking
+ * mutex locked twice, a destroyed mutex) and a destroy refused because the
+ * mutex is locked. Exit status 0 when all checks pass. */
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -129,6 +131,19 @@ int main(void) {
     sem_post(&handshake_back);
     pthread_join(tl, NULL);
     bad |= trylock_busy_result != EBUSY || trylock_free_result != 0;
+
+    /* Failures that do not depend on timing either. */
+    pthread_mutexattr_t checking;
+    pthread_mutexattr_init(&checking);
+    pthread_mutexattr_settype(&checking, PTHREAD_MUTEX_ERRORCHECK);
+    pthread_mutex_t mine;
+    pthread_mutex_init(&mine, &checking);
+    bad |= pthread_mutex_lock(&mine) != 0;
+    bad |= pthread_mutex_lock(&mine) != EDEADLK;
+    bad |= pthread_mutex_destroy(&mine) != EBUSY;
+    pthread_mutex_unlock(&mine);
+    bad |= pthread_mutex_destroy(&mine) != 0;
+    bad |= pthread_mutex_lock(&mine) != EINVAL; /* glibc marks it destroyed */
 
     pthread_t t[READERS + 1 + 3 + 2];
     int n = 0;

@@ -130,33 +130,16 @@ with_site!(cnd_timedwait => cnd_timedwait_impl, "rcx");
 
 /// C11 initialisation and destruction: events over the object, as their
 /// pthread counterparts (`pthread::rewrite_object`).
-unsafe extern "C" fn mtx_init_impl(m: *mut pthread_mutex_t, kind: c_int, site: u64) -> c_int {
-    // SAFETY: forwarding.
-    let op = || unsafe { crate::real::mtx_init(m, kind) };
+fn c11_init<T>(obj: *mut T, site: u64, op: impl FnOnce() -> c_int) -> c_int {
     pthread::rewrite_object(
         EventKind::SyncInit,
-        m,
+        obj,
         site,
         op,
         |&r| r as u64,
         c11_replayed,
     )
 }
-with_site!(mtx_init => mtx_init_impl, "rdx");
-
-unsafe extern "C" fn cnd_init_impl(c: *mut pthread_cond_t, site: u64) -> c_int {
-    // SAFETY: forwarding.
-    let op = || unsafe { crate::real::cnd_init(c) };
-    pthread::rewrite_object(
-        EventKind::SyncInit,
-        c,
-        site,
-        op,
-        |&r| r as u64,
-        c11_replayed,
-    )
-}
-with_site!(cnd_init => cnd_init_impl, "rsi");
 
 /// A recorded C11 result: a failure is returned without the call.
 fn c11_replayed(recorded: u64) -> Replayed<c_int> {
@@ -167,30 +150,32 @@ fn c11_replayed(recorded: u64) -> Replayed<c_int> {
     }
 }
 
+/// `mtx_destroy` and `cnd_destroy` return nothing.
+fn c11_destroy<T>(obj: *mut T, site: u64, op: impl FnOnce()) {
+    let replayed = |_| Replayed::CallReal;
+    pthread::rewrite_object(EventKind::SyncDestroy, obj, site, op, |_| 0, replayed)
+}
+
+unsafe extern "C" fn mtx_init_impl(m: *mut pthread_mutex_t, kind: c_int, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    c11_init(m, site, || unsafe { crate::real::mtx_init(m, kind) })
+}
+with_site!(mtx_init => mtx_init_impl, "rdx");
+
+unsafe extern "C" fn cnd_init_impl(c: *mut pthread_cond_t, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    c11_init(c, site, || unsafe { crate::real::cnd_init(c) })
+}
+with_site!(cnd_init => cnd_init_impl, "rsi");
+
 unsafe extern "C" fn mtx_destroy_impl(m: *mut pthread_mutex_t, site: u64) {
     // SAFETY: forwarding.
-    let op = || unsafe { crate::real::mtx_destroy(m) };
-    pthread::rewrite_object(
-        EventKind::SyncDestroy,
-        m,
-        site,
-        op,
-        |_| 0,
-        |_| Replayed::CallReal,
-    )
+    c11_destroy(m, site, || unsafe { crate::real::mtx_destroy(m) })
 }
 with_site!(mtx_destroy => mtx_destroy_impl, "rsi");
 
 unsafe extern "C" fn cnd_destroy_impl(c: *mut pthread_cond_t, site: u64) {
     // SAFETY: forwarding.
-    let op = || unsafe { crate::real::cnd_destroy(c) };
-    pthread::rewrite_object(
-        EventKind::SyncDestroy,
-        c,
-        site,
-        op,
-        |_| 0,
-        |_| Replayed::CallReal,
-    )
+    c11_destroy(c, site, || unsafe { crate::real::cnd_destroy(c) })
 }
 with_site!(cnd_destroy => cnd_destroy_impl, "rsi");
