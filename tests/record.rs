@@ -355,7 +355,9 @@ fn rwlocks_semaphores_spinlocks_trylock() {
         let sizes = |kind: &str| -> Vec<u64> { of_kind(&events, kind).map(|e| e.size).collect() };
         assert_eq!(sizes("sync-init"), vec![4, 32, 32, 32, 32, 32, 40]);
         assert_eq!(payloads("sync-init"), BTreeSet::from([0]));
-        let destroys: Vec<Option<u64>> = of_kind(&events, "sync-destroy").map(|e| e.payload).collect();
+        let destroys: Vec<Option<u64>> = of_kind(&events, "sync-destroy")
+            .map(|e| e.payload)
+            .collect();
         assert_eq!(destroys, vec![Some(16), Some(0)], "destroy results");
         // Every spin lock round: 3 threads x 200 rounds, each ends in an unlock.
         assert_eq!(count_kind(&events, "spin-unlock"), 600);
