@@ -16,6 +16,7 @@ use std::time::{Duration, Instant, SystemTime};
 use rr_lite_supervise::{
     OutputWatch, StdinSource, Tick, disable_aslr_for_children, supervise_watching,
 };
+use rr_lite_trace::codec::checksum::{LogChecksum, log_checksum_of_file_prefix};
 use rr_lite_trace::codec::{FORMAT_VERSION, HEADER_LEN};
 use rr_lite_trace::dir::{
     HEADER_FILE, INCOMPLETE_FILE, LATEST_LINK, PROBLEMS_FILE, STDIN_FILE, VERSION_FILE,
@@ -474,6 +475,7 @@ fn finalise(dir: &Path, point_latest: bool, facts: FinalFacts) -> Result<TraceHe
         problems,
         masked_env: facts.masked_env,
         log_checksums,
+        log_checksum: Some(LOG_CHECKSUM.name().into()),
         data_checksums: data_checksums(dir)?,
         chaos: facts.chaos,
         chaos_steps: chaos_steps(dir)?,
@@ -533,6 +535,9 @@ fn scan_logs(trace: &TraceDir) -> Vec<Result<LogScan, RecordError>> {
         .collect()
 }
 
+/// How the recorder checksums thread logs.
+const LOG_CHECKSUM: LogChecksum = LogChecksum::Crc32;
+
 /// Counts thread `t`'s entries up to the first bad one, and checksums them.
 /// Only the last chunk is decoded (the runtime notes in the header how many
 /// entries come before it): the split decodes the whole log later anyway,
@@ -554,7 +559,7 @@ fn scan_log(trace: &TraceDir, t: u32) -> Result<LogScan, RecordError> {
     let written = reader.offset();
     let path = trace.thread_log_path(t);
     let checksum = if path.exists() {
-        let (sum, len) = rr_lite_trace::codec::checksum::fnv1a_of_file_prefix(&path, written)
+        let (sum, len) = log_checksum_of_file_prefix(LOG_CHECKSUM, &path, written)
             .map_err(RecordError::io("read", &path))?;
         give_back_reserved_space(&path, written)?;
         Some((len, sum))

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use crate::codec::FORMAT_VERSION;
+use crate::codec::checksum::LogChecksum;
 use crate::error::{Result, TraceError};
 use crate::event::RecordedEvent;
 use crate::header::TraceHeader;
@@ -268,8 +269,8 @@ impl TraceDir {
             return ThreadLogReader::never_started(&path, t);
         }
         let mut reader = ThreadLogReader::open(&path)?;
-        if let Some(&(len, expected)) = self.log_checksum(t, &path)? {
-            reader = reader.expect_checksum(len, expected);
+        if let Some((kind, len, expected)) = self.log_checksum(t, &path)? {
+            reader = reader.expect_checksum(kind, len, expected);
         }
         if let Some(expected) = self.header.as_ref().and_then(|h| h.entries.get(t as usize)) {
             reader = reader.expect_entries(*expected);
@@ -289,13 +290,21 @@ impl TraceDir {
     /// recorder finalised: one changed byte (a recorded time, a thread id)
     /// would otherwise replay, or analyse, as something that never
     /// happened. Readers check it as they read.
-    fn log_checksum(&self, t: u32, path: &Path) -> Result<Option<&(u64, u64)>> {
-        let Some(sum) = self
-            .header
-            .as_ref()
-            .and_then(|h| h.log_checksums.get(t as usize))
-        else {
+    fn log_checksum(&self, t: u32, path: &Path) -> Result<Option<(LogChecksum, u64, u64)>> {
+        let Some(header) = &self.header else {
             return Ok(None);
+        };
+        let Some(&(len, sum)) = header.log_checksums.get(t as usize) else {
+            return Ok(None);
+        };
+        let kind = match header.log_checksum.as_deref() {
+            None => LogChecksum::Fnv1a,
+            Some(name) => LogChecksum::from_name(name).ok_or_else(|| TraceError::BadFile {
+                path: self.path.join(HEADER_FILE),
+                what: format!(
+                    "log_checksum {name:?} is not an algorithm this rr-lite knows (fnv1a, crc32)"
+                ),
+            })?,
         };
         let meta = std::fs::metadata(path).map_err(TraceError::io("read", path))?;
         if !meta.is_file() {
@@ -304,7 +313,7 @@ impl TraceDir {
                 what: "not a regular file".into(),
             });
         }
-        Ok(Some(sum))
+        Ok(Some((kind, len, sum)))
     }
 
     /// All entries in the global order.

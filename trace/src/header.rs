@@ -146,10 +146,15 @@ pub struct TraceHeader {
     pub masked_env: Vec<String>,
     /// Per thread log, by logical id: how many bytes from its start hold
     /// its header and entries (the rest is zero padding of the last mapped
-    /// chunk), and their FNV-1a as the recorder finalised them (absent in
-    /// older traces: then not checked).
+    /// chunk), and their checksum (`log_checksum`) as the recorder
+    /// finalised them (absent in older traces: then not checked).
     #[serde(default)]
     pub log_checksums: Vec<(u64, u64)>,
+    /// The algorithm of `log_checksums`
+    /// ([`crate::codec::checksum::LogChecksum::name`]); absent in
+    /// the traces from before it, whose logs have FNV-1a.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_checksum: Option<String>,
     /// FNV-1a of each file of recorded data that replay serves to the
     /// program (`stdin`, `input-NNNN.bin`, `files/...`), by path relative to
     /// the trace (absent in older traces: then not checked).

@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::codec::checksum::{FNV1A_START, fnv1a_more};
+use crate::codec::checksum::{LogChecksum, RunningChecksum};
 use crate::codec::{
     DecodeError, Decoded, DeltaState, HEADER_LEN, MAX_ENTRY_LEN, ThreadLogHeader, decode_entry,
 };
@@ -36,13 +36,14 @@ pub struct ThreadLogReader {
     checksum: Option<PrefixChecksum>,
 }
 
-/// FNV-1a of a file's first `len` bytes, fed in the order they are read.
-#[derive(Debug, Clone, Copy)]
+/// The checksum of a file's first `len` bytes, fed in the order they are
+/// read.
+#[derive(Debug, Clone)]
 struct PrefixChecksum {
     len: u64,
     expected: u64,
     hashed: u64,
-    hash: u64,
+    hash: RunningChecksum,
 }
 
 impl PrefixChecksum {
@@ -53,7 +54,7 @@ impl PrefixChecksum {
         let skip = self.hashed.saturating_sub(offset);
         let end = self.len.saturating_sub(offset).min(bytes.len() as u64);
         if skip < end {
-            self.hash = fnv1a_more(self.hash, &bytes[skip as usize..end as usize]);
+            self.hash.update(&bytes[skip as usize..end as usize]);
             self.hashed += end - skip;
         }
     }
@@ -150,18 +151,23 @@ impl ThreadLogReader {
         self
     }
 
-    /// Makes the end of the log an error unless the FNV-1a of the file's
-    /// first `len` bytes is `expected` (the checksum the recorder wrote in
-    /// the trace header). The bytes are hashed as they are read, so the
-    /// check costs no second read; a reader dropped before the end of the
-    /// entries has checked nothing.
-    pub fn expect_checksum(mut self, len: u64, expected: u64) -> ThreadLogReader {
+    /// Makes the end of the log an error unless the `kind` checksum of the
+    /// file's first `len` bytes is `expected` (the checksum the recorder
+    /// wrote in the trace header). The bytes are hashed as they are read,
+    /// so the check costs no second read; a reader dropped before the end
+    /// of the entries has checked nothing.
+    pub fn expect_checksum(
+        mut self,
+        kind: LogChecksum,
+        len: u64,
+        expected: u64,
+    ) -> ThreadLogReader {
         debug_assert_eq!(self.base, 0, "checksum set after reading on");
         let mut sum = PrefixChecksum {
             len,
             expected,
             hashed: 0,
-            hash: FNV1A_START,
+            hash: kind.start(),
         };
         sum.feed(0, &self.buf[..self.len]);
         self.checksum = Some(sum);
@@ -179,17 +185,19 @@ impl ThreadLogReader {
 
     /// Reads the rest of the checksummed prefix and compares.
     fn finish_checksum(&mut self) -> Result<()> {
-        while self.checksum.is_some_and(|s| s.hashed < s.len) && !self.eof {
+        while self.checksum.as_ref().is_some_and(|s| s.hashed < s.len) && !self.eof {
             self.pos = self.len;
             self.fill()?;
         }
-        match self.checksum {
-            Some(s) if s.hash != s.expected || s.hashed != s.len => Err(TraceError::BadFile {
-                path: self.path.clone(),
-                what: "checksum does not match the one the recorder wrote in header.json: \
+        match &self.checksum {
+            Some(s) if s.hash.value() != s.expected || s.hashed != s.len => {
+                Err(TraceError::BadFile {
+                    path: self.path.clone(),
+                    what: "checksum does not match the one the recorder wrote in header.json: \
                        the log was changed or damaged"
-                    .into(),
-            }),
+                        .into(),
+                })
+            }
             _ => Ok(()),
         }
     }
@@ -404,6 +412,34 @@ pub(crate) mod tests {
         }
         bytes.resize(bytes.len() + 100, 0);
         std::fs::write(path, bytes).unwrap();
+    }
+
+    /// A log's checksum is checked with the algorithm the trace names:
+    /// the right value passes, the other algorithm's value is damage.
+    #[test]
+    fn checksums_of_either_algorithm_are_checked() {
+        use crate::codec::checksum::log_checksum_of_file_prefix;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("thread-0000.log");
+        write_log(&path, 0, &[entry(1), entry(2), entry(5)], None);
+        let read_all = |kind, len, sum| {
+            let mut r = ThreadLogReader::open(&path)
+                .unwrap()
+                .expect_checksum(kind, len, sum);
+            r.by_ref().collect::<Result<Vec<_>>>()
+        };
+        let len = std::fs::metadata(&path).unwrap().len() - 100;
+        for (kind, other) in [
+            (LogChecksum::Fnv1a, LogChecksum::Crc32),
+            (LogChecksum::Crc32, LogChecksum::Fnv1a),
+        ] {
+            let (sum, hashed) = log_checksum_of_file_prefix(kind, &path, len).unwrap();
+            assert_eq!(hashed, len);
+            assert_eq!(read_all(kind, len, sum).unwrap().len(), 3, "{kind:?}");
+            let (wrong, _) = log_checksum_of_file_prefix(other, &path, len).unwrap();
+            let err = read_all(kind, len, wrong).unwrap_err().to_string();
+            assert!(err.contains("checksum"), "{kind:?}: {err}");
+        }
     }
 
     fn entry(clock: u64) -> Entry {
