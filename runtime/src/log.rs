@@ -181,9 +181,11 @@ impl LogWriter {
             }
         }
         let pos = self.pos;
-        let mut delta = self.delta;
-        let n = encode_entry(&mut self.chunk_bytes()[pos..], &mut delta, e);
-        self.delta = delta;
+        // SAFETY: as in `chunk_bytes`; a slice of the mapping, not of `self`,
+        // so that the delta state is encoded in place (a copy of it out and
+        // back stalled on the stores just made: half of this function's time).
+        let chunk = unsafe { core::slice::from_raw_parts_mut(self.chunk, CHUNK_LEN) };
+        let n = encode_entry(&mut chunk[pos..], &mut self.delta, e);
         self.pos += n;
         self.bytes += n as u64;
         self.entries += 1;
