@@ -7,7 +7,7 @@ use rr_lite_trace::{ACCESS_HASH_SEED, EventKind, RecordedEvent, fold_access_hash
 
 use crate::error::{Result, SplitError};
 use crate::options::{Algorithm, Reduction, SplitOptions};
-use crate::pairs::indexed::{IndexedFinder, NO_THREAD};
+use crate::pairs::indexed::{IndexedFinder, MAX_INDEX, MAX_THREADS, NO_THREAD};
 use crate::pairs::worklist::WorklistFinder;
 use crate::pairs::{DependencyKind, DependencyPair, EventRef, PairFinder, PairSink};
 use crate::reduce::VectorClocks;
@@ -116,6 +116,9 @@ impl Analyzer {
             if e.thread == NO_THREAD {
                 return Err(SplitError::OutOfOrder { event, expected: 0 });
             }
+            if e.thread >= MAX_THREADS {
+                return Err(out_of_range(event));
+            }
             self.events_seen.resize(t + 1, 0);
             self.ended_process.resize(t + 1, false);
             self.hashes.resize(t + 1, ACCESS_HASH_SEED);
@@ -123,6 +126,9 @@ impl Analyzer {
         let expected = self.events_seen[t];
         if e.index != expected {
             return Err(SplitError::OutOfOrder { event, expected });
+        }
+        if e.index >= MAX_INDEX {
+            return Err(out_of_range(event));
         }
         let (first, last) = e.granules(self.shift);
         if last - first >= MAX_GRANULES_PER_EVENT {
@@ -284,5 +290,14 @@ impl Analysis {
                 .resize(at_least as usize, ThreadSummary::default());
             self.stats.threads = at_least;
         }
+    }
+}
+
+/// The error for an event the pair finder cannot pack.
+fn out_of_range(event: EventRef) -> SplitError {
+    SplitError::EventOutOfRange {
+        event,
+        max_threads: MAX_THREADS,
+        max_index: MAX_INDEX,
     }
 }

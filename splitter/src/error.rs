@@ -43,6 +43,16 @@ pub enum SplitError {
         bytes: u64,
         max_granules: u64,
     },
+    /// A thread id or event index beyond what the analysis packs (a trace
+    /// of 65535 threads or more, or of 2^47 events in one thread).
+    #[error(
+        "event {event} is beyond what the splitter handles (thread ids below {max_threads}, event indices below {max_index})"
+    )]
+    EventOutOfRange {
+        event: EventRef,
+        max_threads: u32,
+        max_index: u64,
+    },
     /// A thread's log ended before an event the analysis needs (the trace
     /// changed between the analysis and the writing of the replay logs).
     #[error("thread {thread}: log ends before event {index}, which the analysis saw")]

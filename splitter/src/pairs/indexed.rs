@@ -3,9 +3,10 @@
 //! access costs O(1) (plus one pair per read when a write closes a read
 //! group, and every read gets at most one such pair: amortised O(1)).
 //!
-//! Memory is what bounds a split of a long trace, so the state is small: the
-//! last write (16 bytes) and the open read group, stored inline when it has
-//! one reader (the common case) and in a vector otherwise.
+//! Memory is what bounds a split of a long trace, and its lookups are what
+//! the split waits for, so the state is small: the last write and the open
+//! read group, each event packed in a word, the group's reader inline when
+//! it has one (the common case) and in a side vector otherwise.
 //!
 //! A read group can grow without bound (a variable read in a loop and never
 //! written). When the caller only wants pairs the vector-clock reduction
@@ -84,37 +85,63 @@ impl ReaderSlot {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Readers {
-    None,
-    One(ReaderSlot),
-    Many(Vec<ReaderSlot>),
-}
+/// Thread ids the finder packs: below this (the analysis refuses others).
+pub(crate) const MAX_THREADS: u32 = 0xffff;
+/// Event indices the finder packs: below this.
+pub(crate) const MAX_INDEX: u64 = 1 << 47;
 
-/// Marks "no write yet" in [`GranuleState::writer_thread`]; the analysis
-/// rejects this thread id.
+/// Marks "no thread" for the analysis (never a packed thread id).
 pub(crate) const NO_THREAD: u32 = u32::MAX;
 
+/// An event in one word, `index << 16 | thread` (thread below
+/// [`MAX_THREADS`], index below [`MAX_INDEX`], so bit 63 is free).
+fn pack(e: EventRef) -> u64 {
+    debug_assert!(e.thread < MAX_THREADS && e.index < MAX_INDEX, "{e:?}");
+    e.index << 16 | u64::from(e.thread)
+}
+
+fn unpack(word: u64) -> EventRef {
+    EventRef {
+        thread: (word & 0xffff) as u32,
+        index: word >> 16,
+    }
+}
+
+/// A word of [`GranuleState`] that holds no event.
+const NONE: u64 = u64::MAX;
+/// Bit 63 of `GranuleState::reader`: the read group has several readers,
+/// kept in `IndexedFinder::groups` at the index in the low bits.
+const MANY: u64 = 1 << 63;
+
+/// A granule's open pair, in 24 bytes (32 with its key: two per cache line,
+/// and the lookups of a split are cache misses): the last write and the
+/// open read group, its one reader inline (the common case) or the index of
+/// a vector of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct GranuleState {
-    /// Last write (index, thread), or `NO_THREAD`. A sentinel rather than an
-    /// `Option` saves 8 bytes per granule.
-    writer_index: u64,
-    writer_thread: u32,
-    /// Reads since that write (a RAW group), or since the start (a read group).
-    readers: Readers,
+    /// Last write, packed, or [`NONE`].
+    writer: u64,
+    /// Reads since that write (a RAW group), or since the start (a read
+    /// group): [`NONE`], one reader packed, or [`MANY`] | group index.
+    reader: u64,
+    /// With one reader: the reads it stands for (collapsing).
+    count: u32,
 }
 
 const EMPTY: GranuleState = GranuleState {
-    writer_index: 0,
-    writer_thread: NO_THREAD,
-    readers: Readers::None,
+    writer: NONE,
+    reader: NONE,
+    count: 0,
 };
 
 /// The hash-map pair finder (`--algorithm indexed`, the default).
 #[derive(Debug, Default)]
 pub struct IndexedFinder {
     states: GranuleMap<GranuleState>,
+    /// Read groups of several readers; `free` lists the slots not in use
+    /// (each keeps its vector's capacity for the next group).
+    groups: Vec<Vec<ReaderSlot>>,
+    free: Vec<u32>,
     collapse: bool,
 }
 
@@ -128,11 +155,14 @@ impl IndexedFinder {
     /// module doc): for use under the vector-clock reduction only.
     pub fn collapsing() -> IndexedFinder {
         IndexedFinder {
-            states: GranuleMap::default(),
             collapse: true,
+            ..IndexedFinder::default()
         }
     }
 
+    /// Records `event`'s access to `granule` and emits the pairs it closes.
+    /// `event`'s thread must be below [`MAX_THREADS`] and its index below
+    /// [`MAX_INDEX`] (the analysis checks).
     #[inline]
     pub(crate) fn access(
         &mut self,
@@ -143,60 +173,59 @@ impl IndexedFinder {
     ) {
         let state = self.states.entry(granule).or_insert(EMPTY);
         if writes {
-            let readers = std::mem::replace(&mut state.readers, Readers::None);
-            match readers {
-                Readers::None => {
-                    if state.writer_thread != NO_THREAD {
-                        let writer = EventRef {
-                            thread: state.writer_thread,
-                            index: state.writer_index,
-                        };
-                        sink.pair(writer, event, DependencyKind::Waw);
-                    }
+            let reader = std::mem::replace(&mut state.reader, NONE);
+            if reader == NONE {
+                if state.writer != NONE {
+                    sink.pair(unpack(state.writer), event, DependencyKind::Waw);
                 }
-                Readers::One(slot) => war(slot, event, sink),
-                Readers::Many(slots) => {
-                    for slot in slots {
-                        war(slot, event, sink);
-                    }
+            } else if reader & MANY == 0 {
+                war(one_slot(reader, state.count), event, sink);
+            } else {
+                let group = (reader & !MANY) as u32;
+                let slots = &mut self.groups[group as usize];
+                for &slot in slots.iter() {
+                    war(slot, event, sink);
                 }
+                slots.clear();
+                self.free.push(group);
             }
-            state.writer_thread = event.thread;
-            state.writer_index = event.index;
+            state.writer = pack(event);
+            return;
+        }
+        if state.writer != NONE {
+            sink.pair(unpack(state.writer), event, DependencyKind::Raw);
+        }
+        let new = ReaderSlot {
+            index: event.index,
+            thread: event.thread,
+            count: 1,
+        };
+        if state.reader == NONE {
+            state.reader = pack(event);
+            state.count = 1;
+        } else if state.reader & MANY == 0 {
+            let slot = one_slot(state.reader, state.count);
+            if self.collapse && slot.thread == event.thread {
+                state.reader = pack(event);
+                state.count = state.count.saturating_add(1);
+            } else {
+                let group = new_group(&mut self.groups, &mut self.free);
+                self.groups[group as usize].extend([slot, new]);
+                state.reader = MANY | u64::from(group);
+            }
         } else {
-            if state.writer_thread != NO_THREAD {
-                let writer = EventRef {
-                    thread: state.writer_thread,
-                    index: state.writer_index,
-                };
-                sink.pair(writer, event, DependencyKind::Raw);
-            }
-            let new = ReaderSlot {
-                index: event.index,
-                thread: event.thread,
-                count: 1,
+            let slots = &mut self.groups[(state.reader & !MANY) as usize];
+            let same = if self.collapse {
+                slots.iter_mut().rev().find(|s| s.thread == event.thread)
+            } else {
+                None
             };
-            match &mut state.readers {
-                Readers::None => state.readers = Readers::One(new),
-                Readers::One(slot) if self.collapse && slot.thread == event.thread => {
+            match same {
+                Some(slot) => {
                     slot.index = event.index;
                     slot.count = slot.count.saturating_add(1);
                 }
-                Readers::One(slot) => state.readers = Readers::Many(vec![*slot, new]),
-                Readers::Many(slots) => {
-                    let same = if self.collapse {
-                        slots.iter_mut().rev().find(|s| s.thread == event.thread)
-                    } else {
-                        None
-                    };
-                    match same {
-                        Some(slot) => {
-                            slot.index = event.index;
-                            slot.count = slot.count.saturating_add(1);
-                        }
-                        None => slots.push(new),
-                    }
-                }
+                None => slots.push(new),
             }
         }
     }
@@ -208,17 +237,32 @@ impl IndexedFinder {
     pub(crate) fn state_bytes(&self) -> u64 {
         // hashbrown: one control byte per bucket besides the (key, value).
         let table = self.states.capacity() * (size_of::<(u64, GranuleState)>() + 1);
-        let groups: usize = self
-            .states
-            .values()
-            .map(|s| match &s.readers {
-                Readers::Many(v) => {
-                    size_of::<Vec<ReaderSlot>>() + v.capacity() * size_of::<ReaderSlot>()
-                }
-                _ => 0,
-            })
-            .sum();
+        let groups: usize = size_of::<Vec<ReaderSlot>>() * self.groups.capacity()
+            + self
+                .groups
+                .iter()
+                .map(|g| g.capacity() * size_of::<ReaderSlot>())
+                .sum::<usize>()
+            + size_of::<u32>() * self.free.capacity();
         (table + groups) as u64
+    }
+}
+
+/// A free slot of `groups` (an empty vector), from `free` or new.
+fn new_group(groups: &mut Vec<Vec<ReaderSlot>>, free: &mut Vec<u32>) -> u32 {
+    free.pop().unwrap_or_else(|| {
+        groups.push(Vec::new());
+        (groups.len() - 1) as u32
+    })
+}
+
+/// The inline reader of a read group of one.
+fn one_slot(packed: u64, count: u32) -> ReaderSlot {
+    let event = unpack(packed);
+    ReaderSlot {
+        index: event.index,
+        thread: event.thread,
+        count,
     }
 }
 
@@ -243,7 +287,7 @@ mod tests {
     fn state_stays_small() {
         // SPEC: <= 200 bytes per distinct granule, hash table overhead included.
         assert!(
-            size_of::<(u64, GranuleState)>() <= 48,
+            size_of::<(u64, GranuleState)>() <= 32,
             "{}",
             size_of::<(u64, GranuleState)>()
         );
