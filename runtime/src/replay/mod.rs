@@ -332,6 +332,9 @@ fn wait_until(r: &ReplayThread, ready: impl Fn() -> bool, parking: Parking<'_>) 
             .store(parking.waiting_for.0, Ordering::Relaxed);
         me.wait_index
             .store(parking.waiting_for.1, Ordering::Relaxed);
+        // Where it waits, for a deadlock report (points publish the index
+        // only as they complete: a report once named an event eight before).
+        me.index.store(r.index.get(), Ordering::Relaxed);
         me.status
             .store(ThreadStatus::Waiting as u32, Ordering::Release);
         if let Some(sleepers) = parking.sleepers {
