@@ -267,13 +267,22 @@ pub(crate) fn log_before_access(kind: EventKind, addr: u64, size: u64, site: u64
             replay::count(&t.replay, kind, addr, site);
             return;
         }
-        busy(t, || {
-            let set = StripeSet::for_access(addr, size);
-            t.record
-                .hold_access(set, kind.access() != rr_lite_trace::Access::Read);
-            t.record.append_on(set, kind, addr, size, site, 0);
-        })
+        record_access(t, kind, addr, size, site);
     });
+}
+
+/// The record half of [`log_before_access`], out of line: the replay half,
+/// a few instructions, is then inlined into every hook (with both inline,
+/// neither was, and a replayed event paid a call and its arguments' trip
+/// through memory).
+#[inline(never)]
+fn record_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site: u64) {
+    busy(t, || {
+        let set = StripeSet::for_access(addr, size);
+        t.record
+            .hold_access(set, kind.access() != rr_lite_trace::Access::Read);
+        t.record.append_on(set, kind, addr, size, site, 0);
+    })
 }
 
 /// Replay: the recording crashed inside the call about to be made (see
