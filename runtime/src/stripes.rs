@@ -241,80 +241,72 @@ impl StripeSet {
 
     /// The set of one stripe.
     pub(crate) fn of_stripe(stripe: u32) -> StripeSet {
-        let mut set = StripeSet::EMPTY;
-        set.add_run(stripe, 1);
-        set
+        StripeSet::one_run((stripe, 1))
     }
 
     /// The stripes covering `size` bytes at `addr` (at least one byte).
     #[inline]
     pub(crate) fn for_access(addr: u64, size: u64) -> StripeSet {
-        // An access within one run (all but those wrapping around the
-        // table) is built whole, as one value: built field by field and then
-        // copied whole, the copy's wide loads could not take the narrow
-        // stores' bytes from the store buffer and waited for them (a tenth
-        // of a recording's profile).
-        if addr >= pseudo::BASE {
-            return StripeSet::one_run(pseudo_stripe(addr), 1);
+        // One run (all but accesses wrapping around the table) is built
+        // whole, as one value: built field by field and then copied whole,
+        // the copy's wide loads could not take the narrow stores' bytes from
+        // the store buffer and waited for them (a tenth of a recording's
+        // profile).
+        match Self::runs_of(addr, size) {
+            (run, None) => StripeSet::one_run(run),
+            (low, Some(high)) => {
+                let mut set = StripeSet::one_run(low);
+                set.add_run(high);
+                set
+            }
         }
-        let first = addr >> GRANULE_SHIFT;
-        let last = addr.saturating_add(size.max(1) - 1) >> GRANULE_SHIFT;
-        let start = (first % u64::from(DATA_STRIPES)) as u32;
-        if last - first < u64::from(DATA_STRIPES - start) {
-            return StripeSet::one_run(start, (last - first + 1) as u32);
-        }
-        let mut set = StripeSet::EMPTY;
-        set.add_access(addr, size);
-        set
     }
 
     #[inline(always)]
-    fn one_run(start: u32, count: u32) -> StripeSet {
+    fn one_run(run: (u32, u32)) -> StripeSet {
         StripeSet {
-            runs: [(start, count), (0, 0), (0, 0), (0, 0)],
+            runs: [run, (0, 0), (0, 0), (0, 0)],
             len: 1,
         }
     }
 
     /// Adds the stripes of another access (for memcpy: source and target).
-    #[inline]
     pub(crate) fn add_access(&mut self, addr: u64, size: u64) {
+        let (run, more) = Self::runs_of(addr, size);
+        self.add_run(run);
+        if let Some(run) = more {
+            self.add_run(run);
+        }
+    }
+
+    /// The runs `(start, count)` of stripes covering `size` bytes at `addr`:
+    /// one, or two (ascending) for a range that wraps around the data
+    /// stripes.
+    #[inline(always)]
+    fn runs_of(addr: u64, size: u64) -> ((u32, u32), Option<(u32, u32)>) {
         if addr >= pseudo::BASE {
-            self.add_run(pseudo_stripe(addr), 1);
-            return;
+            return ((pseudo_stripe(addr), 1), None);
         }
         let first = addr >> GRANULE_SHIFT;
         let last = addr.saturating_add(size.max(1) - 1) >> GRANULE_SHIFT;
         let count = last - first + 1;
         if count >= u64::from(DATA_STRIPES) {
-            self.add_run(0, DATA_STRIPES);
-            return;
+            return ((0, DATA_STRIPES), None);
         }
         let start = (first % u64::from(DATA_STRIPES)) as u32;
         let count = count as u32;
         if start + count <= DATA_STRIPES {
-            self.add_run(start, count);
+            ((start, count), None)
         } else {
-            self.add_run(0, start + count - DATA_STRIPES);
-            self.add_run(start, DATA_STRIPES - start);
+            (
+                (0, start + count - DATA_STRIPES),
+                Some((start, DATA_STRIPES - start)),
+            )
         }
     }
 
     /// Inserts a run, keeping runs sorted and merging overlaps.
-    #[inline]
-    fn add_run(&mut self, start: u32, count: u32) {
-        // Every plain access comes here with an empty set: no sort, no merge
-        // (they were an eighth of a recording's time).
-        if self.len == 0 {
-            self.runs[0] = (start, count);
-            self.len = 1;
-            return;
-        }
-        self.insert_run(start, count);
-    }
-
-    /// [`Self::add_run`] into a set that has runs already.
-    fn insert_run(&mut self, start: u32, count: u32) {
+    fn add_run(&mut self, (start, count): (u32, u32)) {
         let mut runs = [(0u32, 0u32); 5];
         let n = self.len as usize;
         runs[..n].copy_from_slice(self.runs());

@@ -498,7 +498,7 @@ pub(crate) fn log_after_lock_call<R>(
     kinds: LockKinds,
     addr: u64,
     site: u64,
-    attempt: Option<impl FnMut() -> Option<R>>,
+    mut attempt: Option<impl FnMut() -> Option<R>>,
     op: impl FnOnce() -> R,
     event: impl Fn(&R) -> Option<u64>,
     replayed: impl FnOnce(u64) -> Replayed<R>,
@@ -509,21 +509,14 @@ pub(crate) fn log_after_lock_call<R>(
             // A point where chaos may let others run first: before the call
             // that may block, not only at its event, logged after it.
             on_tracked_thread(|t| busy(t, || t.record.release_at_schedule_point(true)));
-            let Some(mut attempt) = attempt else {
-                before_blocking();
-                let result = on_tracked_thread(|t| t.record.blocking_call(op));
-                if let Some(payload) = event(&result) {
-                    log_after_call(kinds.of(payload), addr, 0, site, || (), |_| payload);
-                }
-                return result;
-            };
-            if let Some(result) = attempt_holding_event(kinds, addr, site, &mut attempt, &event) {
+            if let Some(attempt) = attempt.as_mut()
+                && let Some(result) = attempt_holding_event(kinds, addr, site, attempt, &event)
+            {
                 return result;
             }
-            let taken = if crate::chaos::serialises() {
-                attempt_under_pct(attempt)
-            } else {
-                None
+            let taken = match attempt {
+                Some(attempt) if crate::chaos::serialises() => attempt_under_pct(attempt),
+                _ => None,
             };
             let result = taken.unwrap_or_else(|| {
                 before_blocking();
