@@ -12,6 +12,8 @@ use crate::alloc::map_private;
 
 /// Bytes per mapped chunk (a power of two; recorded in the header).
 pub(crate) const CHUNK_LEN: usize = 1 << 22;
+/// Bytes mapped for a writer's [`DeltaState`] (whole pages).
+const DELTA_LEN: usize = core::mem::size_of::<DeltaState>().next_multiple_of(4096);
 
 #[derive(Debug)]
 pub(crate) struct LogWriter {
@@ -19,7 +21,10 @@ pub(crate) struct LogWriter {
     chunk: *mut u8,
     chunk_index: u64,
     pos: usize,
-    delta: DeltaState,
+    /// The encoder's state, in a mapping of its own (`DELTA_LEN` bytes):
+    /// some 8 KB, too much for thread-local storage, whose size a thread
+    /// with a small stack may not have room for.
+    delta: *mut DeltaState,
     bytes: u64,
     /// Entries appended so far.
     entries: u64,
@@ -31,11 +36,7 @@ impl LogWriter {
         chunk: core::ptr::null_mut(),
         chunk_index: 0,
         pos: 0,
-        delta: DeltaState {
-            clock: 0,
-            addr: 0,
-            site: 0,
-        },
+        delta: core::ptr::null_mut(),
         bytes: 0,
         entries: 0,
     };
@@ -63,12 +64,28 @@ impl LogWriter {
         if fd < 0 {
             return None;
         }
+        let delta = map_private(
+            DELTA_LEN,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        if delta.is_null() {
+            crate::sys::close_raw(fd);
+            return None;
+        }
+        let delta = delta.cast::<DeltaState>();
+        // SAFETY: a fresh private mapping of DELTA_LEN >= size_of bytes,
+        // page-aligned (DeltaState needs 32), owned by this writer alone.
+        unsafe { delta.write(DeltaState::new()) };
         let mut log = LogWriter {
             fd,
+            delta,
             ..LogWriter::CLOSED
         };
         if !log.map_chunk(0) {
-            crate::sys::close_raw(fd);
+            log.close();
             return None;
         }
         let header = ThreadLogHeader {
@@ -185,7 +202,10 @@ impl LogWriter {
         // so that the delta state is encoded in place (a copy of it out and
         // back stalled on the stores just made: half of this function's time).
         let chunk = unsafe { core::slice::from_raw_parts_mut(self.chunk, CHUNK_LEN) };
-        let n = encode_entry(&mut chunk[pos..], &mut self.delta, e);
+        // SAFETY: `delta` is the live mapping `create` initialised, owned by
+        // this writer (one per thread); nothing else borrows it now.
+        let delta = unsafe { &mut *self.delta };
+        let n = encode_entry(&mut chunk[pos..], delta, e);
         self.pos += n;
         self.bytes += n as u64;
         self.entries += 1;
@@ -194,10 +214,15 @@ impl LogWriter {
 
     /// Unmaps and closes; everything written stays in the file.
     pub(crate) fn close(&mut self) {
-        if self.chunk.is_null() {
+        if self.fd < 0 {
             return;
         }
-        crate::sys::munmap_raw(self.chunk.cast(), CHUNK_LEN);
+        if !self.chunk.is_null() {
+            crate::sys::munmap_raw(self.chunk.cast(), CHUNK_LEN);
+        }
+        if !self.delta.is_null() {
+            crate::sys::munmap_raw(self.delta.cast(), DELTA_LEN);
+        }
         crate::sys::close_raw(self.fd);
         *self = LogWriter::CLOSED;
     }

@@ -156,22 +156,36 @@ impl RecordThread {
     /// access's stripe is kept for the quantum, or unlocked.
     pub(crate) fn pass_hook(&self) {
         match self.quantum() {
-            Some(quantum) => self.retire_held(self.kept.tick(), quantum),
+            Some(quantum) => {
+                self.retire_held(self.kept.tick(), quantum, None);
+            }
             None => self.release_held(),
         }
     }
 
     /// Moves the last access's single stripe to the kept ones (a set of
     /// several is unlocked), and unlocks the kept stripes whose quantum is
-    /// over.
-    fn retire_held(&self, now: u32, quantum: u32) {
+    /// over. Returns true if the last access's stripe stays held for the
+    /// next access, whose single stripe is `next`, instead: the same, not
+    /// kept for the
+    /// quantum, that no other thread waits for (unlocking and locking it
+    /// again at once, three locked instructions, would change nothing:
+    /// `StripeSet::reusable`).
+    fn retire_held(&self, now: u32, quantum: u32, next: Option<u32>) -> bool {
         let held = self.held.replace(StripeSet::EMPTY);
         let since = self.held_since.get();
+        let mut reused = false;
         match held.single() {
             Some(stripe) if now.wrapping_sub(since) < quantum => {
                 if let Some(evicted) = self.kept.insert(stripe, since, now) {
                     self.release_set(StripeSet::of_stripe(evicted));
                 }
+            }
+            // (A stripe number, not the set: a copy of the set just built
+            // field by field would stall on its stores.)
+            Some(stripe) if next == Some(stripe) && StripeSet::reusable(stripe, self.id.get()) => {
+                self.held.set(held);
+                reused = true;
             }
             _ if !held.is_empty() => self.release_set(held),
             _ => {}
@@ -179,6 +193,7 @@ impl RecordThread {
         while let Some(stripe) = self.kept.pop_expired(now, quantum) {
             self.release_set(StripeSet::of_stripe(stripe));
         }
+        reused
     }
 
     /// [`Self::hold_next`] for a plain access, under the quantum: a stripe
@@ -192,8 +207,17 @@ impl RecordThread {
             return self.hold_next(set);
         };
         let now = self.kept.tick();
-        self.retire_held(now, quantum);
         let me = self.id.get();
+        let single = set.single();
+        // (`retire_held` reuses only a single stripe.)
+        if self.retire_held(now, quantum, single)
+            && let Some(stripe) = single
+        {
+            // Still a private stripe: goes back at the next hook.
+            StripeSet::claim(stripe, me, writes);
+            self.held_since.set(now.wrapping_sub(quantum));
+            return;
+        }
         if let Some(stripe) = set.single()
             && let Some(since) = self.kept.take(stripe)
         {

@@ -381,6 +381,21 @@ impl StripeSet {
         }
     }
 
+    /// Whether thread `me`, which held stripe `i` for its last access, may
+    /// keep holding it for the next instead of unlocking and locking it
+    /// again: it still holds it (see [`Self::still_held`]) and no other
+    /// thread has taken a ticket (one that is taking one now waits one
+    /// more hook of `me`, as if it had come just after `me` re-took it; a
+    /// thread spinning on a flag still hands its stripe to the writer at
+    /// the hook after the writer asks).
+    #[inline]
+    pub(crate) fn reusable(i: u32, me: u32) -> bool {
+        let stripe = &TABLE[i as usize];
+        stripe.holder.load(Ordering::Relaxed) == me + 1
+            && stripe.next_ticket.load(Ordering::Relaxed)
+                == stripe.now_serving.load(Ordering::Relaxed).wrapping_add(1)
+    }
+
     /// Whether thread `me` still holds stripe `i` (a waiter may have taken
     /// it over while `me` slept outside the runtime: `crate::handover`).
     pub(crate) fn still_held(i: u32, me: u32) -> bool {

@@ -11,16 +11,20 @@
 //! half-written entry still reads as the end.
 
 pub mod checksum;
+pub mod predict;
 pub mod varint;
 
 use crate::event::EventKind;
+use predict::Predictor;
 use varint::{VarintError, unzigzag, zigzag};
 
 /// First eight bytes of every thread log.
 pub const THREAD_LOG_MAGIC: [u8; 8] = *b"RRLITE\0T";
 /// Version of the thread log and trace directory format. Readers reject
 /// larger versions; see docs/FORMAT.md for the rule.
-pub const FORMAT_VERSION: u16 = 4;
+pub const FORMAT_VERSION: u16 = 5;
+/// The first version whose entries use [`EntryLayout::Predicted`].
+pub const PREDICTED_SINCE: u16 = 5;
 /// Size of the thread log header.
 pub const HEADER_LEN: usize = 64;
 /// Longest possible entry: tag + five 10-byte varints.
@@ -30,10 +34,29 @@ pub const PAD_TAG: u8 = 0xff;
 /// Marks "no parent" (the main thread) in the header.
 pub const NO_PARENT: u32 = u32::MAX;
 
+// Versions 1-4 (`EntryLayout::Classic`): tag bits 6-7 are a size class.
+#[cfg(test)]
 const SIZE_EXPLICIT: u8 = 0;
 const SIZE_1: u8 = 1;
 const SIZE_4: u8 = 2;
 const SIZE_8: u8 = 3;
+
+// Version 5 (`EntryLayout::Predicted`): a tag with bit 7 set is a compact
+// plain read or write of 1, 2, 4, 8 or 16 bytes whose flags say which fields
+// were predicted and left out; bit 7 clear is a general entry, the kind code
+// in bits 0-5, every field present.
+const COMPACT: u8 = 0x80;
+const COMPACT_WRITE: u8 = 0x40;
+/// Bits 4-5 are the low bits of the size code (log2 of the size), bit 0
+/// its high bit: codes 0-4, so that [`PAD_TAG`] (all bits set, code 7) is
+/// no entry.
+const COMPACT_SIZE_SHIFT: u8 = 4;
+const COMPACT_SIZE_HIGH: u8 = 0x01;
+const COMPACT_CLOCK_NEXT: u8 = 0x08;
+const COMPACT_SITE_PREDICTED: u8 = 0x04;
+const COMPACT_ADDR_PREDICTED: u8 = 0x02;
+/// Always clear in a general entry's tag.
+const GENERAL_RESERVED: u8 = 0x40;
 
 /// The fixed header at offset 0 of a thread log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,15 +169,74 @@ pub struct Entry {
     pub payload: u64,
 }
 
+/// How entries are laid out: versions 1-4 delta-code every field against
+/// the previous entry; version 5 leaves out what [`Predictor`] predicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryLayout {
+    Classic,
+    Predicted,
+}
+
 /// Delta-coding state shared by encoder and decoder: each entry's clock,
-/// address and site are stored relative to the previous entry of the thread.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// address and site are stored relative to the previous entry of the thread
+/// or to a prediction. About 8 KB (the predictor's table): the runtime
+/// keeps it out of thread-local storage.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeltaState {
     pub clock: u64,
     pub addr: u64,
     pub site: u64,
+    layout: EntryLayout,
+    predictor: Predictor,
 }
 
+impl Default for DeltaState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl DeltaState {
+    /// The state at the start of a log of the current version.
+    pub const fn new() -> DeltaState {
+        DeltaState {
+            clock: 0,
+            addr: 0,
+            site: 0,
+            layout: EntryLayout::Predicted,
+            predictor: Predictor::new(),
+        }
+    }
+
+    /// The state at the start of a log whose header says `version`.
+    pub fn for_version(version: u16) -> DeltaState {
+        DeltaState {
+            layout: if version >= PREDICTED_SINCE {
+                EntryLayout::Predicted
+            } else {
+                EntryLayout::Classic
+            },
+            ..DeltaState::new()
+        }
+    }
+
+    pub fn layout(&self) -> EntryLayout {
+        self.layout
+    }
+
+    /// Moves past an entry at `site` and `addr` with `clock`.
+    #[inline(always)]
+    fn advance(&mut self, clock: u64, addr: u64, site: u64) {
+        if self.layout == EntryLayout::Predicted {
+            self.predictor.learn(self.site, self.addr, site, addr);
+        }
+        self.clock = clock;
+        self.addr = addr;
+        self.site = site;
+    }
+}
+
+#[cfg(test)]
 fn size_class(size: u64) -> u8 {
     match size {
         1 => SIZE_1,
@@ -175,12 +257,83 @@ fn get_varint(buf: &[u8], pos: &mut usize) -> Result<u64, DecodeError> {
     Ok(v)
 }
 
-/// Encodes `e` into `buf` (at least [`MAX_ENTRY_LEN`] bytes), writing the tag
-/// byte last so a reader never sees a half-written entry. Returns the entry's
-/// length. Never allocates.
+/// The compact tag bits of a plain access's kind and size, if it has a
+/// compact form (version 5).
+#[inline(always)]
+fn compact_tag(kind: EventKind, size: u64) -> Option<u8> {
+    let direction = match kind {
+        EventKind::Read => 0,
+        EventKind::Write => COMPACT_WRITE,
+        _ => return None,
+    };
+    let size_bits = match size {
+        1 => 0,
+        2 => 1 << COMPACT_SIZE_SHIFT,
+        4 => 2 << COMPACT_SIZE_SHIFT,
+        8 => 3 << COMPACT_SIZE_SHIFT,
+        16 => COMPACT_SIZE_HIGH,
+        _ => return None,
+    };
+    Some(COMPACT | direction | size_bits)
+}
+
+/// Encodes `e` into `buf` (at least [`MAX_ENTRY_LEN`] bytes) in the current
+/// layout, writing the tag byte last so a reader never sees a half-written
+/// entry. Returns the entry's length. Never allocates.
+#[inline]
 pub fn encode_entry(buf: &mut [u8], state: &mut DeltaState, e: &Entry) -> usize {
     debug_assert!(buf.len() >= MAX_ENTRY_LEN);
     debug_assert!(e.clock > state.clock, "clocks must grow within a thread");
+    debug_assert_eq!(
+        state.layout,
+        EntryLayout::Predicted,
+        "old layouts are read only"
+    );
+    let clock_delta = e.clock.wrapping_sub(state.clock);
+    let site_delta = zigzag(e.site.wrapping_sub(state.site));
+    let predicted_addr = state.predictor.addr(e.site, state.addr);
+    let addr_delta = zigzag(e.addr.wrapping_sub(predicted_addr));
+    let mut pos = 1;
+    let tag = match compact_tag(e.kind, e.size) {
+        Some(mut tag) => {
+            if clock_delta == 1 {
+                tag |= COMPACT_CLOCK_NEXT;
+            } else {
+                pos += varint::write(&mut buf[pos..], clock_delta);
+            }
+            if state.predictor.next_site(state.site) == e.site {
+                tag |= COMPACT_SITE_PREDICTED;
+            } else {
+                pos += varint::write(&mut buf[pos..], site_delta);
+            }
+            if addr_delta == 0 {
+                tag |= COMPACT_ADDR_PREDICTED;
+            } else {
+                pos += varint::write(&mut buf[pos..], addr_delta);
+            }
+            tag
+        }
+        None => {
+            pos += varint::write(&mut buf[pos..], clock_delta);
+            pos += varint::write(&mut buf[pos..], site_delta);
+            pos += varint::write(&mut buf[pos..], addr_delta);
+            pos += varint::write(&mut buf[pos..], e.size);
+            if e.kind.has_payload() {
+                pos += varint::write(&mut buf[pos..], e.payload);
+            }
+            e.kind as u8
+        }
+    };
+    state.advance(e.clock, e.addr, e.site);
+    // Release ordering is not needed for crash safety (a dying process leaves
+    // its stores in the shared page), only program order, which holds.
+    buf[0] = tag;
+    pos
+}
+
+/// Encodes `e` as versions 1-4 did (for tests of reading older logs).
+#[cfg(test)]
+fn encode_classic_entry(buf: &mut [u8], state: &mut DeltaState, e: &Entry) -> usize {
     let class = size_class(e.size);
     let mut pos = 1;
     pos += varint::write(&mut buf[pos..], e.clock.wrapping_sub(state.clock));
@@ -192,13 +345,7 @@ pub fn encode_entry(buf: &mut [u8], state: &mut DeltaState, e: &Entry) -> usize 
     if e.kind.has_payload() {
         pos += varint::write(&mut buf[pos..], e.payload);
     }
-    *state = DeltaState {
-        clock: e.clock,
-        addr: e.addr,
-        site: e.site,
-    };
-    // Release ordering is not needed for crash safety (a dying process leaves
-    // its stores in the shared page), only program order, which holds.
+    state.advance(e.clock, e.addr, e.site);
     buf[0] = (e.kind as u8) | (class << 6);
     pos
 }
@@ -216,6 +363,7 @@ pub enum Decoded {
 
 /// Decodes the entry at the start of `buf`. `buf` may be shorter than
 /// [`MAX_ENTRY_LEN`] only at the end of the file.
+#[inline]
 pub fn decode_entry(buf: &[u8], state: &mut DeltaState) -> Result<Decoded, DecodeError> {
     let Some(&tag) = buf.first() else {
         return Ok(Decoded::End);
@@ -225,6 +373,107 @@ pub fn decode_entry(buf: &[u8], state: &mut DeltaState) -> Result<Decoded, Decod
         PAD_TAG => return Ok(Decoded::Pad),
         _ => {}
     }
+    let (entry, len) = match state.layout {
+        EntryLayout::Predicted if tag & COMPACT != 0 => decode_compact(buf, tag, state)?,
+        EntryLayout::Predicted => decode_general(buf, tag, state)?,
+        EntryLayout::Classic => decode_classic(buf, tag, state)?,
+    };
+    state.advance(entry.clock, entry.addr, entry.site);
+    Ok(Decoded::Entry(entry, len))
+}
+
+/// `state.clock` plus a decoded delta, which must be positive.
+fn clock_after(state: &DeltaState, delta: u64) -> Result<u64, DecodeError> {
+    if delta == 0 {
+        return Err(DecodeError::Corrupt("clock does not grow"));
+    }
+    state
+        .clock
+        .checked_add(delta)
+        .ok_or(DecodeError::Corrupt("clock overflows"))
+}
+
+/// A version-5 compact access (tag bit 7 set): its size from the tag's
+/// size code; only the fields its flags
+/// do not predict follow, in the order clock, site, address.
+fn decode_compact(buf: &[u8], tag: u8, state: &DeltaState) -> Result<(Entry, usize), DecodeError> {
+    let size_code = ((tag >> COMPACT_SIZE_SHIFT) & 3) | ((tag & COMPACT_SIZE_HIGH) << 2);
+    if size_code > 4 {
+        return Err(DecodeError::Corrupt("no such size code"));
+    }
+    let mut pos = 1;
+    let clock_delta = if tag & COMPACT_CLOCK_NEXT != 0 {
+        1
+    } else {
+        get_varint(buf, &mut pos)?
+    };
+    let clock = clock_after(state, clock_delta)?;
+    let site = if tag & COMPACT_SITE_PREDICTED != 0 {
+        state.predictor.next_site(state.site)
+    } else {
+        state
+            .site
+            .wrapping_add(unzigzag(get_varint(buf, &mut pos)?))
+    };
+    let predicted_addr = state.predictor.addr(site, state.addr);
+    let addr = if tag & COMPACT_ADDR_PREDICTED != 0 {
+        predicted_addr
+    } else {
+        predicted_addr.wrapping_add(unzigzag(get_varint(buf, &mut pos)?))
+    };
+    let kind = if tag & COMPACT_WRITE != 0 {
+        EventKind::Write
+    } else {
+        EventKind::Read
+    };
+    let size = 1 << size_code;
+    let entry = Entry {
+        clock,
+        kind,
+        addr,
+        size,
+        site,
+        payload: 0,
+    };
+    Ok((entry, pos))
+}
+
+/// A version-5 general entry: clock, site, address (from its prediction),
+/// size, and the payload for kinds that have one.
+fn decode_general(buf: &[u8], tag: u8, state: &DeltaState) -> Result<(Entry, usize), DecodeError> {
+    if tag & GENERAL_RESERVED != 0 {
+        return Err(DecodeError::Corrupt("reserved tag bit set"));
+    }
+    let kind = EventKind::from_code(tag).ok_or(DecodeError::Corrupt("unknown event kind"))?;
+    let mut pos = 1;
+    let clock = clock_after(state, get_varint(buf, &mut pos)?)?;
+    let site = state
+        .site
+        .wrapping_add(unzigzag(get_varint(buf, &mut pos)?));
+    let addr = state
+        .predictor
+        .addr(site, state.addr)
+        .wrapping_add(unzigzag(get_varint(buf, &mut pos)?));
+    let size = get_varint(buf, &mut pos)?;
+    let payload = if kind.has_payload() {
+        get_varint(buf, &mut pos)?
+    } else {
+        0
+    };
+    let entry = Entry {
+        clock,
+        kind,
+        addr,
+        size,
+        site,
+        payload,
+    };
+    Ok((entry, pos))
+}
+
+/// A version 1-4 entry: clock, address, size (unless the tag's size class
+/// gives it), site, payload; every one a delta from the previous entry.
+fn decode_classic(buf: &[u8], tag: u8, state: &DeltaState) -> Result<(Entry, usize), DecodeError> {
     let kind =
         EventKind::from_code(tag & 0x3f).ok_or(DecodeError::Corrupt("unknown event kind"))?;
     let mut pos = 1;
@@ -249,22 +498,16 @@ pub fn decode_entry(buf: &[u8], state: &mut DeltaState) -> Result<Decoded, Decod
     } else {
         0
     };
-    let clock = state
-        .clock
-        .checked_add(clock_delta)
-        .ok_or(DecodeError::Corrupt("clock overflows"))?;
-    *state = DeltaState { clock, addr, site };
-    Ok(Decoded::Entry(
-        Entry {
-            clock,
-            kind,
-            addr,
-            size,
-            site,
-            payload,
-        },
-        pos,
-    ))
+    let clock = clock_after(state, clock_delta)?;
+    let entry = Entry {
+        clock,
+        kind,
+        addr,
+        size,
+        site,
+        payload,
+    };
+    Ok((entry, pos))
 }
 
 #[cfg(test)]
@@ -277,43 +520,125 @@ mod tests {
             1u64..1 << 40,
             0usize..EventKind::ALL.len(),
             any::<u64>(),
-            prop_oneof![Just(1u64), Just(4), Just(8), any::<u64>()],
+            prop_oneof![Just(1u64), Just(2), Just(4), Just(8), any::<u64>()],
             any::<u64>(),
             any::<u64>(),
         )
             .prop_map(|(c, k, a, s, site, p)| (c, k as u8, a, s, site, p))
     }
 
-    proptest! {
-        #[test]
-        fn entries_round_trip(raw in proptest::collection::vec(any_entry(), 1..50)) {
-            let mut buf = vec![0u8; raw.len() * MAX_ENTRY_LEN + 1];
-            let mut enc = DeltaState::default();
-            let mut pos = 0;
-            let mut clock = 0;
-            let mut expected = Vec::new();
-            for (dc, k, addr, size, site, payload) in raw {
+    /// Entries from `raw` (clock deltas, kind indices, fields), with the
+    /// payload cleared for kinds without one.
+    fn entries_of(raw: Vec<(u64, u8, u64, u64, u64, u64)>) -> Vec<Entry> {
+        let mut clock = 0;
+        raw.into_iter()
+            .map(|(dc, k, addr, size, site, payload)| {
                 clock += dc;
                 let kind = EventKind::ALL[k as usize];
                 let payload = if kind.has_payload() { payload } else { 0 };
-                let e = Entry { clock, kind, addr, size, site, payload };
-                pos += encode_entry(&mut buf[pos..], &mut enc, &e);
-                expected.push(e);
-            }
-            let mut dec = DeltaState::default();
-            let mut pos = 0;
-            for e in expected {
-                match decode_entry(&buf[pos..], &mut dec).unwrap() {
-                    Decoded::Entry(got, len) => { prop_assert_eq!(got, e); pos += len; }
-                    other => prop_assert!(false, "unexpected {:?}", other),
+                Entry {
+                    clock,
+                    kind,
+                    addr,
+                    size,
+                    site,
+                    payload,
                 }
+            })
+            .collect()
+    }
+
+    /// A loop's entries: `sites` call sites in turn, each striding through
+    /// its own array, with an odd entry from `noise` now and then; and how
+    /// many entries may cost more than two bytes (learning, and the noise
+    /// and the entry after each).
+    fn loop_entries() -> impl Strategy<Value = (Vec<Entry>, usize)> {
+        (
+            1usize..6,
+            1u64..40,
+            prop_oneof![Just(1u64), Just(2), Just(4), Just(8), Just(16)],
+            proptest::collection::vec((0usize..200, any_entry()), 0..4),
+        )
+            .prop_map(|(sites, iterations, size, noise)| {
+                let mut raw = Vec::new();
+                for i in 0..iterations {
+                    for s in 0..sites as u64 {
+                        let kind = if s % 2 == 0 { 0 } else { 1 };
+                        let addr = 0x5000_0000_0000 + s * 0x10_0000 + i * size;
+                        raw.push((
+                            1 + (i % 7 == 3) as u64 * 5,
+                            kind,
+                            addr,
+                            size,
+                            0x1000 + s * 0x57,
+                            0,
+                        ));
+                    }
+                }
+                let unpredicted = 2 * sites + 2 * noise.len();
+                for (at, entry) in noise {
+                    let at = at.min(raw.len());
+                    raw.insert(at, entry);
+                }
+                (entries_of(raw), unpredicted)
+            })
+    }
+
+    /// Encodes `entries` with `encode`, then decodes them with a state of
+    /// `version`; asserts they come back and the log then ends.
+    fn round_trip(
+        entries: &[Entry],
+        encode: fn(&mut [u8], &mut DeltaState, &Entry) -> usize,
+        version: u16,
+    ) -> Result<usize, TestCaseError> {
+        let mut buf = vec![0u8; entries.len() * MAX_ENTRY_LEN + 1];
+        let mut enc = DeltaState::for_version(version);
+        let mut pos = 0;
+        for e in entries {
+            pos += encode(&mut buf[pos..], &mut enc, e);
+        }
+        let written = pos;
+        let mut dec = DeltaState::for_version(version);
+        let mut pos = 0;
+        for e in entries {
+            match decode_entry(&buf[pos..], &mut dec).unwrap() {
+                Decoded::Entry(got, len) => {
+                    prop_assert_eq!(&got, e);
+                    pos += len;
+                }
+                other => prop_assert!(false, "unexpected {:?}", other),
             }
-            prop_assert_eq!(decode_entry(&buf[pos..], &mut dec).unwrap(), Decoded::End);
+        }
+        prop_assert_eq!(decode_entry(&buf[pos..], &mut dec).unwrap(), Decoded::End);
+        prop_assert_eq!(&dec, &enc);
+        Ok(written)
+    }
+
+    proptest! {
+        #[test]
+        fn entries_round_trip(raw in proptest::collection::vec(any_entry(), 1..50)) {
+            round_trip(&entries_of(raw), encode_entry, FORMAT_VERSION)?;
         }
 
         #[test]
-        fn decoder_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
-            let mut st = DeltaState::default();
+        fn loops_round_trip_in_about_a_byte_an_entry((entries, unpredicted) in loop_entries()) {
+            let bytes = round_trip(&entries, encode_entry, FORMAT_VERSION)?;
+            // A tag byte per predicted entry, one more for a clock jump.
+            let bound = 2 * entries.len() + unpredicted * MAX_ENTRY_LEN;
+            prop_assert!(bytes <= bound, "{} bytes, bound {}", bytes, bound);
+        }
+
+        #[test]
+        fn older_layout_still_reads(raw in proptest::collection::vec(any_entry(), 1..50)) {
+            round_trip(&entries_of(raw), encode_classic_entry, PREDICTED_SINCE - 1)?;
+        }
+
+        #[test]
+        fn decoder_never_panics(
+            bytes in proptest::collection::vec(any::<u8>(), 0..200),
+            version in 1u16..=FORMAT_VERSION,
+        ) {
+            let mut st = DeltaState::for_version(version);
             let mut pos = 0;
             while pos < bytes.len() {
                 match decode_entry(&bytes[pos..], &mut st) {
@@ -322,6 +647,38 @@ mod tests {
                 }
             }
             let _ = ThreadLogHeader::decode(&bytes);
+        }
+    }
+
+    #[test]
+    fn a_strided_loop_costs_one_byte_an_entry() {
+        let mut raw = Vec::new();
+        for i in 0..1000u64 {
+            raw.push((1, 0, 0x1000 + 8 * i, 8, 0x1789, 0));
+            raw.push((1, 1, 0x9000 + 8 * i, 8, 0x17df, 0));
+        }
+        let entries = entries_of(raw);
+        let mut buf = vec![0u8; entries.len() * MAX_ENTRY_LEN];
+        let mut state = DeltaState::new();
+        let bytes: usize = entries
+            .iter()
+            .map(|e| encode_entry(&mut buf, &mut state, e))
+            .skip(4)
+            .sum();
+        assert_eq!(bytes, entries.len() - 4);
+    }
+
+    #[test]
+    fn reserved_tags_are_corrupt() {
+        for tag in [
+            COMPACT | COMPACT_SIZE_HIGH | 0x30,
+            GENERAL_RESERVED | 1,
+            0x3f,
+        ] {
+            assert!(matches!(
+                decode_entry(&[tag, 1, 1, 1, 1, 1], &mut DeltaState::new()),
+                Err(DecodeError::Corrupt(_))
+            ));
         }
     }
 
@@ -366,7 +723,7 @@ mod tests {
             site: 0x4000,
             payload: 0,
         };
-        encode_entry(&mut buf, &mut DeltaState::default(), &e);
+        encode_entry(&mut buf, &mut DeltaState::new(), &e);
         buf[0] = 0; // the tag was not yet written when the process died
         assert_eq!(
             decode_entry(&buf, &mut DeltaState::default()),

@@ -107,7 +107,7 @@ impl ThreadLogReader {
             base: 0,
             eof: false,
             done: false,
-            state: DeltaState::default(),
+            state: DeltaState::for_version(header.version),
             next_index: 0,
             expected: None,
             checksum: None,
@@ -137,7 +137,7 @@ impl ThreadLogReader {
             base: 0,
             eof: true,
             done: true,
-            state: DeltaState::default(),
+            state: DeltaState::new(),
             next_index: 0,
             expected: Some(0),
             checksum: None,
@@ -238,7 +238,7 @@ impl ThreadLogReader {
         self.pos = 0;
         self.len = 0;
         self.eof = false;
-        self.state = DeltaState::default();
+        self.state = DeltaState::for_version(self.header.version);
         self.next_index = before;
         self.checksum = None;
         Ok(before)
