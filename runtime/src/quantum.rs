@@ -249,6 +249,112 @@ impl Kept {
     }
 }
 
+/// Private stripes a thread keeps after their access: at most this many.
+pub(crate) const MAX_RECENT: usize = 8;
+/// Hooks after which a recently used private stripe goes back (checked
+/// every [`RECENT_SCAN_EVERY`] hooks): the longest another thread waits for
+/// one, if the holder neither uses it again nor takes new stripes.
+pub(crate) const RECENT_HOOKS: u32 = 64;
+const RECENT_SCAN_EVERY: u32 = 8;
+
+/// The private stripes a thread used last and still holds, so that the
+/// next access to one of them (the next element of an array in the same
+/// 64-byte stripe, a field of the struct just read) takes no lock: most
+/// accesses of a loop fall in the few stripes it walks. A slot is taken
+/// round-robin, so the stripe pushed out is about the least recently used
+/// (a stripe used again leaves its slot and comes back in a new one).
+/// Fixed slots, only the owning thread touches it.
+///
+/// Safe as keeping for the quantum is: a thread holding recent stripes
+/// takes a new stripe only if it is free, else gives back everything
+/// first; before using a recent stripe it checks it still holds it and
+/// that no other thread waits for it (else it gives it back and waits its
+/// turn); one goes back after [`RECENT_HOOKS`] hooks, when pushed out, and
+/// at every interposed or blocking call.
+#[derive(Debug)]
+pub(crate) struct Recent {
+    stripes: [Cell<u32>; MAX_RECENT],
+    since: [Cell<u32>; MAX_RECENT],
+    len: Cell<usize>,
+    next: Cell<usize>,
+}
+
+impl Recent {
+    pub(crate) const fn new() -> Recent {
+        Recent {
+            stripes: [const { Cell::new(NO_STRIPE) }; MAX_RECENT],
+            since: [const { Cell::new(0) }; MAX_RECENT],
+            len: Cell::new(0),
+            next: Cell::new(0),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len.get() == 0
+    }
+
+    /// Removes `stripe` if held here; returns whether it was.
+    #[inline]
+    pub(crate) fn take(&self, stripe: u32) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        match self.stripes.iter().position(|s| s.get() == stripe) {
+            Some(at) => {
+                self.stripes[at].set(NO_STRIPE);
+                self.len.set(self.len.get() - 1);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Holds `stripe` from hook `now`; returns the stripe it pushed out.
+    #[inline]
+    pub(crate) fn insert(&self, stripe: u32, now: u32) -> Option<u32> {
+        debug_assert!(
+            stripe != NO_STRIPE && !self.stripes.iter().any(|s| s.get() == stripe),
+            "a stripe held twice"
+        );
+        let at = self.next.get();
+        self.next.set((at + 1) % MAX_RECENT);
+        self.since[at].set(now);
+        let evicted = self.stripes[at].replace(stripe);
+        if evicted == NO_STRIPE {
+            self.len.set(self.len.get() + 1);
+            None
+        } else {
+            Some(evicted)
+        }
+    }
+
+    /// Removes and returns a stripe held since [`RECENT_HOOKS`] hooks or
+    /// more at hook `now` (looked for every [`RECENT_SCAN_EVERY`] hooks).
+    #[inline]
+    pub(crate) fn pop_expired(&self, now: u32) -> Option<u32> {
+        if self.is_empty() || !now.is_multiple_of(RECENT_SCAN_EVERY) {
+            return None;
+        }
+        let at = (0..MAX_RECENT).find(|&i| {
+            self.stripes[i].get() != NO_STRIPE
+                && now.wrapping_sub(self.since[i].get()) >= RECENT_HOOKS
+        })?;
+        self.len.set(self.len.get() - 1);
+        Some(self.stripes[at].replace(NO_STRIPE))
+    }
+
+    /// Removes and returns any stripe held here.
+    pub(crate) fn pop(&self) -> Option<u32> {
+        if self.is_empty() {
+            return None;
+        }
+        let at = (0..MAX_RECENT).find(|&i| self.stripes[i].get() != NO_STRIPE)?;
+        self.len.set(self.len.get() - 1);
+        Some(self.stripes[at].replace(NO_STRIPE))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,5 +419,34 @@ mod tests {
         let kept = Kept::new();
         kept.insert(7, u32::MAX - 1, u32::MAX);
         assert_eq!(kept.pop_expired(2, 4), Some(7));
+    }
+
+    #[test]
+    fn recent_stripes_push_out_round_robin_and_expire() {
+        let recent = Recent::new();
+        for s in 0..MAX_RECENT as u32 {
+            assert_eq!(recent.insert(s, 1), None);
+        }
+        assert_eq!(recent.insert(100, 2), Some(0));
+        assert!(recent.take(3));
+        assert!(!recent.take(3));
+        assert_eq!(
+            recent.insert(3, 5),
+            Some(1),
+            "the slot after the last one taken"
+        );
+        assert_eq!(
+            recent.pop_expired(RECENT_HOOKS + 1),
+            None,
+            "not a scan hook"
+        );
+        let scan = RECENT_HOOKS.next_multiple_of(RECENT_SCAN_EVERY) + RECENT_SCAN_EVERY;
+        let mut expired = Vec::new();
+        while let Some(s) = recent.pop_expired(scan) {
+            expired.push(s);
+        }
+        expired.sort_unstable();
+        assert_eq!(expired, vec![2, 3, 4, 5, 6, 7, 100]);
+        assert!(recent.is_empty());
     }
 }

@@ -14,7 +14,7 @@ use rr_lite_trace::EventKind;
 use rr_lite_trace::codec::Entry;
 
 use crate::log::LogWriter;
-use crate::quantum::Kept;
+use crate::quantum::{Kept, Recent};
 use crate::stripes::StripeSet;
 
 /// Deepest nesting of calls that keep their stripe (stack cache, create,
@@ -32,9 +32,15 @@ pub(crate) struct RecordThread {
     held: Cell<StripeSet>,
     /// The hook at which the thread took `held` (for the quantum).
     held_since: Cell<u32>,
+    /// `held` is one stripe no other thread took before: it joins the
+    /// recent ones after its access (`crate::quantum::Recent`).
+    held_private: Cell<bool>,
     /// Stripes of earlier plain accesses kept for the quantum
     /// (`crate::quantum`).
     kept: Kept,
+    /// Private stripes of recent plain accesses still held
+    /// (`crate::quantum::Recent`).
+    recent: Recent,
     /// Above zero inside an interposed call that keeps its stripe locked
     /// across the real call (output, pthread_create), so that an allocator
     /// call made inside it (stdio's buffer, the new thread's DTV) nests
@@ -68,7 +74,9 @@ impl RecordThread {
             clock: Cell::new(0),
             held: Cell::new(StripeSet::EMPTY),
             held_since: Cell::new(0),
+            held_private: Cell::new(false),
             kept: Kept::new(),
+            recent: Recent::new(),
             nest_depth: Cell::new(0),
             in_blocking_call: Cell::new(false),
             nested: Cell::new([0; MAX_NESTED]),
@@ -108,7 +116,10 @@ impl RecordThread {
     /// the quantum, carrying the thread's clock.
     pub(crate) fn release_held(&self) {
         if self.nest_depth.get() > 0 {
-            debug_assert!(self.kept.is_empty(), "stripes kept inside a call");
+            debug_assert!(
+                self.kept.is_empty() && self.recent.is_empty(),
+                "stripes kept inside a call"
+            );
             self.release_nested_held();
             return;
         }
@@ -117,7 +128,7 @@ impl RecordThread {
             self.release_set(held);
             self.held.set(StripeSet::EMPTY);
         }
-        if !self.kept.is_empty() {
+        if !self.kept.is_empty() || !self.recent.is_empty() {
             self.release_kept();
         }
     }
@@ -137,9 +148,9 @@ impl RecordThread {
         self.clock.set(self.clock.get().max(past));
     }
 
-    /// Unlocks every stripe kept for the quantum.
+    /// Unlocks every stripe kept for the quantum, and the recent ones.
     fn release_kept(&self) {
-        while let Some(stripe) = self.kept.pop() {
+        while let Some(stripe) = self.kept.pop().or_else(|| self.recent.pop()) {
             self.release_set(StripeSet::of_stripe(stripe));
         }
     }
@@ -187,10 +198,19 @@ impl RecordThread {
                 self.held.set(held);
                 reused = true;
             }
+            Some(stripe) if self.held_private.get() => {
+                if let Some(evicted) = self.recent.insert(stripe, now) {
+                    self.release_set(StripeSet::of_stripe(evicted));
+                }
+            }
             _ if !held.is_empty() => self.release_set(held),
             _ => {}
         }
-        while let Some(stripe) = self.kept.pop_expired(now, quantum) {
+        while let Some(stripe) = self
+            .kept
+            .pop_expired(now, quantum)
+            .or_else(|| self.recent.pop_expired(now))
+        {
             self.release_set(StripeSet::of_stripe(stripe));
         }
         reused
@@ -227,11 +247,26 @@ impl RecordThread {
                 }
                 self.held.set(set);
                 self.held_since.set(since);
+                self.held_private.set(false);
                 return;
             }
             self.catch_up_after_takeover();
         }
-        if self.kept.is_empty() || !set.try_lock_single(me) {
+        if let Some(stripe) = single
+            && self.recent.take(stripe)
+        {
+            if StripeSet::reusable(stripe, me) {
+                StripeSet::claim(stripe, me, writes);
+                self.held.set(set);
+                self.held_private.set(true);
+                self.held_since.set(now.wrapping_sub(quantum));
+                return;
+            }
+            // Another thread waits for it, or took it over while this one
+            // slept: it goes back, and this thread takes its turn.
+            self.release_set(StripeSet::of_stripe(stripe));
+        }
+        if (self.kept.is_empty() && self.recent.is_empty()) || !set.try_lock_single(me) {
             // Wait holding nothing: no thread waits for stripes a waiting
             // thread keeps.
             self.release_kept();
@@ -243,6 +278,8 @@ impl RecordThread {
         // without a quantum (their start is a quantum ago), which spares
         // the kept list the walk over private data and the other threads
         // the wait.
+        self.held_private
+            .set(single.is_some_and(|stripe| StripeSet::private_to(stripe, me)));
         let since = match set.single() {
             Some(stripe) if StripeSet::claim(stripe, me, writes) && self.kept.worth_keeping() => {
                 self.kept.jittered_start(now, quantum, me)
@@ -292,6 +329,7 @@ impl RecordThread {
         debug_assert!(self.held.get().is_empty(), "release before taking more");
         set.lock(self.id.get());
         self.held.set(set);
+        self.held_private.set(false);
     }
 
     /// Whether stripe `i` is locked by this thread for the call it is in

@@ -1,8 +1,11 @@
 //! Striped ticket locks with Lamport clocks: the record-mode mechanism that
 //! makes the log a true global order.
 //!
-//! Every granule (8 bytes) maps to one data stripe (`granule % DATA_STRIPES`,
-//! so a contiguous range maps to at most two contiguous runs of stripes);
+//! Every 64-byte block maps to one data stripe (`block % DATA_STRIPES`, so a
+//! contiguous range maps to at most two contiguous runs of stripes; a block,
+//! not an 8-byte granule, so that a loop walking an array stays on one stripe
+//! for eight elements and finds it among its recent ones, `crate::quantum::
+//! Recent`; the trace and the split still see every 8-byte granule);
 //! pseudo-addresses map to a separate set of stripes, so library state (a
 //! blocking write on an fd) never shares a lock with program data. A hook
 //! locks the stripes of its access, takes a clock `max(thread clock, stripe
@@ -33,7 +36,8 @@ use rr_lite_trace::pseudo;
 use crate::handover;
 use crate::sys::{futex_wait, futex_wake_all};
 
-pub(crate) const GRANULE_SHIFT: u32 = 3;
+/// log2 of the bytes one data stripe covers.
+pub(crate) const GRANULE_SHIFT: u32 = 6;
 pub(crate) const DATA_STRIPES: u32 = 1 << 15;
 pub(crate) const PSEUDO_STRIPES: u32 = 1 << 10;
 const STRIPES: usize = (DATA_STRIPES + PSEUDO_STRIPES) as usize;
@@ -368,6 +372,17 @@ impl StripeSet {
         holder != 0 && holder != me + 1 && (writes || last & HOLDER_WROTE != 0)
     }
 
+    /// Whether no thread but `me` took stripe `i` before (read before
+    /// [`Self::claim`] makes `me` its last holder): then it is worth
+    /// holding among the thread's recent stripes (`crate::quantum::Recent`);
+    /// a stripe other threads take too (a table every thread reads) would
+    /// only make them wait, all the longer when its holder is preempted.
+    #[inline]
+    pub(crate) fn private_to(i: u32, me: u32) -> bool {
+        let holder = TABLE[i as usize].last_holder.load(Ordering::Relaxed) & !HOLDER_WROTE;
+        holder == 0 || holder == me + 1
+    }
+
     /// The thread holding stripe `i` (kept for the quantum) writes it (see
     /// `claim`).
     #[inline]
@@ -461,8 +476,15 @@ impl StripeSet {
             .map(|i| TABLE[i].clock.load(Ordering::Relaxed))
             .fold(thread_clock, u64::max);
         let clock = newest + 1;
+        // A plain store, not `fetch_max` (a locked instruction on every
+        // access): only the holder advances a stripe's clock, and `clock`
+        // is above the stripe's. The one other writer is a late holder
+        // whose stripe was taken over while it slept (`raise_clock` at its
+        // release): a raise this store undoes ordered nothing on this
+        // stripe (that holder logged nothing on it since), so the entries
+        // on the stripe still get growing clocks.
         self.indices().for_each(|i| {
-            TABLE[i].clock.fetch_max(clock, Ordering::Relaxed);
+            TABLE[i].clock.store(clock, Ordering::Relaxed);
         });
         clock
     }
@@ -472,25 +494,32 @@ impl StripeSet {
 mod tests {
     use super::*;
 
+    const BLOCK: u64 = 1 << GRANULE_SHIFT;
+
     #[test]
-    fn one_granule_is_one_stripe() {
+    fn one_block_is_one_stripe() {
         let s = StripeSet::for_access(0x1000, 8);
-        assert_eq!(s.single(), Some((0x1000 >> 3) % DATA_STRIPES));
-        let spanning = StripeSet::for_access(0x1004, 8);
+        assert_eq!(
+            s.single(),
+            Some((0x1000 >> GRANULE_SHIFT) as u32 % DATA_STRIPES)
+        );
+        let inside = StripeSet::for_access(0x1000 + BLOCK - 8, 8);
+        assert_eq!(inside, s);
+        let spanning = StripeSet::for_access(0x1000 + BLOCK - 4, 8);
         assert_eq!(spanning.indices().count(), 2);
     }
 
     #[test]
     fn wrapping_range_becomes_two_ascending_runs() {
-        let end = u64::from(DATA_STRIPES) * 8;
-        let s = StripeSet::for_access(end - 16, 32);
+        let end = u64::from(DATA_STRIPES) * BLOCK;
+        let s = StripeSet::for_access(end - 2 * BLOCK, 4 * BLOCK);
         assert_eq!(s.runs(), &[(0, 2), (DATA_STRIPES - 2, 2)]);
     }
 
     #[test]
     fn overlapping_accesses_merge() {
-        let mut s = StripeSet::for_access(0x100, 64);
-        s.add_access(0x120, 64);
+        let mut s = StripeSet::for_access(0x1000, 8 * BLOCK);
+        s.add_access(0x1000 + 4 * BLOCK, 8 * BLOCK);
         assert_eq!(s.runs().len(), 1);
         assert_eq!(s.indices().count(), 12);
         let huge = StripeSet::for_access(0, 1 << 30);

@@ -310,8 +310,10 @@ impl ThreadLogReader {
             let at = self.offset();
             match decode_entry(&self.buf[self.pos..self.len], &mut self.state) {
                 Ok(Decoded::End) => {
-                    self.check_count(at)?;
+                    // The checksum first: a changed byte that reads as an
+                    // early end is damage, not a log cut short.
                     self.finish_checksum()?;
+                    self.check_count(at)?;
                     return Ok(None);
                 }
                 Ok(Decoded::Pad) => self.skip_padding()?,
