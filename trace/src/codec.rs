@@ -382,6 +382,20 @@ pub fn decode_entry(buf: &[u8], state: &mut DeltaState) -> Result<Decoded, Decod
     Ok(Decoded::Entry(entry, len))
 }
 
+/// The payload of kinds that have one (0 for the others).
+fn get_payload(buf: &[u8], pos: &mut usize, kind: EventKind) -> Result<u64, DecodeError> {
+    if kind.has_payload() {
+        get_varint(buf, pos)
+    } else {
+        Ok(0)
+    }
+}
+
+/// A site stored as a zigzag delta from the previous entry's.
+fn get_site(buf: &[u8], pos: &mut usize, state: &DeltaState) -> Result<u64, DecodeError> {
+    Ok(state.site.wrapping_add(unzigzag(get_varint(buf, pos)?)))
+}
+
 /// `state.clock` plus a decoded delta, which must be positive.
 fn clock_after(state: &DeltaState, delta: u64) -> Result<u64, DecodeError> {
     if delta == 0 {
@@ -411,9 +425,7 @@ fn decode_compact(buf: &[u8], tag: u8, state: &DeltaState) -> Result<(Entry, usi
     let site = if tag & COMPACT_SITE_PREDICTED != 0 {
         state.predictor.next_site(state.site)
     } else {
-        state
-            .site
-            .wrapping_add(unzigzag(get_varint(buf, &mut pos)?))
+        get_site(buf, &mut pos, state)?
     };
     let predicted_addr = state.predictor.addr(site, state.addr);
     let addr = if tag & COMPACT_ADDR_PREDICTED != 0 {
@@ -447,19 +459,13 @@ fn decode_general(buf: &[u8], tag: u8, state: &DeltaState) -> Result<(Entry, usi
     let kind = EventKind::from_code(tag).ok_or(DecodeError::Corrupt("unknown event kind"))?;
     let mut pos = 1;
     let clock = clock_after(state, get_varint(buf, &mut pos)?)?;
-    let site = state
-        .site
-        .wrapping_add(unzigzag(get_varint(buf, &mut pos)?));
+    let site = get_site(buf, &mut pos, state)?;
     let addr = state
         .predictor
         .addr(site, state.addr)
         .wrapping_add(unzigzag(get_varint(buf, &mut pos)?));
     let size = get_varint(buf, &mut pos)?;
-    let payload = if kind.has_payload() {
-        get_varint(buf, &mut pos)?
-    } else {
-        0
-    };
+    let payload = get_payload(buf, &mut pos, kind)?;
     let entry = Entry {
         clock,
         kind,
@@ -490,14 +496,8 @@ fn decode_classic(buf: &[u8], tag: u8, state: &DeltaState) -> Result<(Entry, usi
         SIZE_8 => 8,
         _ => get_varint(buf, &mut pos)?,
     };
-    let site = state
-        .site
-        .wrapping_add(unzigzag(get_varint(buf, &mut pos)?));
-    let payload = if kind.has_payload() {
-        get_varint(buf, &mut pos)?
-    } else {
-        0
-    };
+    let site = get_site(buf, &mut pos, state)?;
+    let payload = get_payload(buf, &mut pos, kind)?;
     let clock = clock_after(state, clock_delta)?;
     let entry = Entry {
         clock,
