@@ -22,7 +22,7 @@ pub(crate) struct LogWriter {
     chunk_index: u64,
     pos: usize,
     /// The encoder's state, in a mapping of its own (`DELTA_LEN` bytes):
-    /// some 8 KB, too much for thread-local storage, whose size a thread
+    /// some 12 KB, too much for thread-local storage, whose size a thread
     /// with a small stack may not have room for.
     delta: *mut DeltaState,
     bytes: u64,

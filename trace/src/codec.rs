@@ -179,7 +179,7 @@ pub enum EntryLayout {
 
 /// Delta-coding state shared by encoder and decoder: each entry's clock,
 /// address and site are stored relative to the previous entry of the thread
-/// or to a prediction. About 8 KB (the predictor's table): the runtime
+/// or to a prediction. About 12 KB (the predictor's table): the runtime
 /// keeps it out of thread-local storage.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeltaState {
