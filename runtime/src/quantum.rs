@@ -77,15 +77,88 @@ pub(crate) fn configure(value: Option<&[u8]>) {
 /// A free slot of [`Kept`].
 const NO_STRIPE: u32 = u32::MAX;
 
-/// The stripes a thread keeps, each with the hook count at which it took
-/// it, in fixed slots: no operation moves the others (the runtime's own
-/// `copy_within` would call the interposed `memmove` on every hook). Only
-/// the owning thread touches it.
+/// Stripes held in fixed slots, each with the hook count it is held
+/// since: what [`Kept`] and [`Recent`] share. No operation moves the others
+/// (the runtime's own `copy_within` would call the interposed `memmove` on
+/// every hook). Only the owning thread touches it.
+#[derive(Debug)]
+struct Slots<const N: usize> {
+    stripes: [Cell<u32>; N],
+    since: [Cell<u32>; N],
+    len: Cell<usize>,
+}
+
+impl<const N: usize> Slots<N> {
+    const fn new() -> Self {
+        Slots {
+            stripes: [const { Cell::new(NO_STRIPE) }; N],
+            since: [const { Cell::new(0) }; N],
+            len: Cell::new(0),
+        }
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.len.get() == 0
+    }
+
+    /// The slot holding `stripe` (a free slot for [`NO_STRIPE`]).
+    #[inline]
+    fn slot_of(&self, stripe: u32) -> Option<usize> {
+        self.stripes.iter().position(|s| s.get() == stripe)
+    }
+
+    /// Empties slot `at` (held); returns its stripe.
+    fn free(&self, at: usize) -> u32 {
+        self.len.set(self.len.get() - 1);
+        self.stripes[at].replace(NO_STRIPE)
+    }
+
+    /// Puts `stripe`, held since hook `since`, in slot `at`; returns the
+    /// stripe it held before, if any.
+    fn put(&self, at: usize, stripe: u32, since: u32) -> Option<u32> {
+        debug_assert!(
+            stripe != NO_STRIPE && self.slot_of(stripe).is_none(),
+            "a stripe held twice"
+        );
+        self.since[at].set(since);
+        let before = self.stripes[at].replace(stripe);
+        if before == NO_STRIPE {
+            self.len.set(self.len.get() + 1);
+            debug_assert!(self.len.get() <= N);
+            None
+        } else {
+            Some(before)
+        }
+    }
+
+    /// Removes and returns a stripe held for `limit` hooks or more at hook
+    /// `now`.
+    fn pop_expired(&self, now: u32, limit: u32) -> Option<u32> {
+        if self.is_empty() {
+            return None;
+        }
+        let at = (0..N).find(|&i| {
+            self.stripes[i].get() != NO_STRIPE && now.wrapping_sub(self.since[i].get()) >= limit
+        })?;
+        Some(self.free(at))
+    }
+
+    /// Removes and returns any stripe held here.
+    fn pop(&self) -> Option<u32> {
+        if self.is_empty() {
+            return None;
+        }
+        let at = (0..N).find(|&i| self.stripes[i].get() != NO_STRIPE)?;
+        Some(self.free(at))
+    }
+}
+
+/// The stripes a thread keeps for the quantum, each with the hook count at
+/// which it took it.
 #[derive(Debug)]
 pub(crate) struct Kept {
-    stripes: [Cell<u32>; MAX_KEPT],
-    since: [Cell<u32>; MAX_KEPT],
-    len: Cell<usize>,
+    slots: Slots<MAX_KEPT>,
     /// The thread's hooks so far (wrapping).
     hooks: Cell<u32>,
     /// Generator state for [`Kept::jittered_start`] (`crate::chaos::mix`;
@@ -113,9 +186,7 @@ const DECAY_AT: u32 = 512;
 impl Kept {
     pub(crate) const fn new() -> Kept {
         Kept {
-            stripes: [const { Cell::new(NO_STRIPE) }; MAX_KEPT],
-            since: [const { Cell::new(0) }; MAX_KEPT],
-            len: Cell::new(0),
+            slots: Slots::new(),
             hooks: Cell::new(0),
             rng: Cell::new(0),
             hits: Cell::new(0),
@@ -175,18 +246,7 @@ impl Kept {
 
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
-        self.len.get() == 0
-    }
-
-    /// The slot holding `stripe`.
-    fn slot_of(&self, stripe: u32) -> Option<usize> {
-        self.stripes.iter().position(|s| s.get() == stripe)
-    }
-
-    /// Empties slot `at`; returns its stripe.
-    fn free(&self, at: usize) -> u32 {
-        self.len.set(self.len.get() - 1);
-        self.stripes[at].replace(NO_STRIPE)
+        self.slots.is_empty()
     }
 
     /// Removes `stripe` if kept; returns when it was taken.
@@ -195,57 +255,36 @@ impl Kept {
         if self.is_empty() {
             return None;
         }
-        let at = self.slot_of(stripe)?;
-        self.free(at);
+        let at = self.slots.slot_of(stripe)?;
+        self.slots.free(at);
         self.count(&self.hits);
-        Some(self.since[at].get())
+        Some(self.slots.since[at].get())
     }
 
     /// Keeps `stripe`, taken at hook `since`; returns the stripe it pushed
     /// out (the one kept longest at hook `now`) when full.
     pub(crate) fn insert(&self, stripe: u32, since: u32, now: u32) -> Option<u32> {
-        debug_assert!(
-            stripe != NO_STRIPE && self.slot_of(stripe).is_none(),
-            "a stripe kept twice"
-        );
-        let (at, evicted) = match self.slot_of(NO_STRIPE) {
-            Some(at) => (at, None),
-            None => {
-                let oldest = (0..MAX_KEPT)
-                    .max_by_key(|&i| now.wrapping_sub(self.since[i].get()))
-                    .unwrap_or(0);
-                self.count(&self.given_back);
-                (oldest, Some(self.free(oldest)))
-            }
-        };
-        self.stripes[at].set(stripe);
-        self.since[at].set(since);
-        self.len.set(self.len.get() + 1);
-        debug_assert!(self.len.get() <= MAX_KEPT);
-        evicted
+        let at = self.slots.slot_of(NO_STRIPE).unwrap_or_else(|| {
+            self.count(&self.given_back);
+            (0..MAX_KEPT)
+                .max_by_key(|&i| now.wrapping_sub(self.slots.since[i].get()))
+                .unwrap_or(0)
+        });
+        self.slots.put(at, stripe, since)
     }
 
     /// Removes and returns a stripe kept for `quantum` hooks or more at
     /// hook `now`.
     #[inline]
     pub(crate) fn pop_expired(&self, now: u32, quantum: u32) -> Option<u32> {
-        if self.is_empty() {
-            return None;
-        }
-        let at = (0..MAX_KEPT).find(|&i| {
-            self.stripes[i].get() != NO_STRIPE && now.wrapping_sub(self.since[i].get()) >= quantum
-        })?;
+        let stripe = self.slots.pop_expired(now, quantum)?;
         self.count(&self.given_back);
-        Some(self.free(at))
+        Some(stripe)
     }
 
     /// Removes and returns any kept stripe.
     pub(crate) fn pop(&self) -> Option<u32> {
-        if self.is_empty() {
-            return None;
-        }
-        let at = (0..MAX_KEPT).find(|&i| self.stripes[i].get() != NO_STRIPE)?;
-        Some(self.free(at))
+        self.slots.pop()
     }
 }
 
@@ -273,25 +312,22 @@ const RECENT_SCAN_EVERY: u32 = 8;
 /// at every interposed or blocking call.
 #[derive(Debug)]
 pub(crate) struct Recent {
-    stripes: [Cell<u32>; MAX_RECENT],
-    since: [Cell<u32>; MAX_RECENT],
-    len: Cell<usize>,
+    slots: Slots<MAX_RECENT>,
+    /// The slot the next stripe goes in.
     next: Cell<usize>,
 }
 
 impl Recent {
     pub(crate) const fn new() -> Recent {
         Recent {
-            stripes: [const { Cell::new(NO_STRIPE) }; MAX_RECENT],
-            since: [const { Cell::new(0) }; MAX_RECENT],
-            len: Cell::new(0),
+            slots: Slots::new(),
             next: Cell::new(0),
         }
     }
 
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
-        self.len.get() == 0
+        self.slots.is_empty()
     }
 
     /// Removes `stripe` if held here; returns whether it was.
@@ -300,58 +336,33 @@ impl Recent {
         if self.is_empty() {
             return false;
         }
-        match self.stripes.iter().position(|s| s.get() == stripe) {
-            Some(at) => {
-                self.stripes[at].set(NO_STRIPE);
-                self.len.set(self.len.get() - 1);
-                true
-            }
-            None => false,
-        }
+        self.slots
+            .slot_of(stripe)
+            .map(|at| self.slots.free(at))
+            .is_some()
     }
 
     /// Holds `stripe` from hook `now`; returns the stripe it pushed out.
     #[inline]
     pub(crate) fn insert(&self, stripe: u32, now: u32) -> Option<u32> {
-        debug_assert!(
-            stripe != NO_STRIPE && !self.stripes.iter().any(|s| s.get() == stripe),
-            "a stripe held twice"
-        );
         let at = self.next.get();
         self.next.set((at + 1) % MAX_RECENT);
-        self.since[at].set(now);
-        let evicted = self.stripes[at].replace(stripe);
-        if evicted == NO_STRIPE {
-            self.len.set(self.len.get() + 1);
-            None
-        } else {
-            Some(evicted)
-        }
+        self.slots.put(at, stripe, now)
     }
 
     /// Removes and returns a stripe held since [`RECENT_HOOKS`] hooks or
     /// more at hook `now` (looked for every [`RECENT_SCAN_EVERY`] hooks).
     #[inline]
     pub(crate) fn pop_expired(&self, now: u32) -> Option<u32> {
-        if self.is_empty() || !now.is_multiple_of(RECENT_SCAN_EVERY) {
+        if !now.is_multiple_of(RECENT_SCAN_EVERY) {
             return None;
         }
-        let at = (0..MAX_RECENT).find(|&i| {
-            self.stripes[i].get() != NO_STRIPE
-                && now.wrapping_sub(self.since[i].get()) >= RECENT_HOOKS
-        })?;
-        self.len.set(self.len.get() - 1);
-        Some(self.stripes[at].replace(NO_STRIPE))
+        self.slots.pop_expired(now, RECENT_HOOKS)
     }
 
     /// Removes and returns any stripe held here.
     pub(crate) fn pop(&self) -> Option<u32> {
-        if self.is_empty() {
-            return None;
-        }
-        let at = (0..MAX_RECENT).find(|&i| self.stripes[i].get() != NO_STRIPE)?;
-        self.len.set(self.len.get() - 1);
-        Some(self.stripes[at].replace(NO_STRIPE))
+        self.slots.pop()
     }
 }
 

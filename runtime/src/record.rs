@@ -233,12 +233,10 @@ impl RecordThread {
         if self.retire_held(now, quantum, single)
             && let Some(stripe) = single
         {
-            // Still a private stripe: goes back at the next hook.
-            StripeSet::claim(stripe, me, writes);
-            self.held_since.set(now.wrapping_sub(quantum));
-            return;
+            let private = self.held_private.get();
+            return self.hold_again(set, stripe, writes, now.wrapping_sub(quantum), private);
         }
-        if let Some(stripe) = set.single()
+        if let Some(stripe) = single
             && let Some(since) = self.kept.take(stripe)
         {
             if StripeSet::still_held(stripe, me) {
@@ -256,11 +254,7 @@ impl RecordThread {
             && self.recent.take(stripe)
         {
             if StripeSet::reusable(stripe, me) {
-                StripeSet::claim(stripe, me, writes);
-                self.held.set(set);
-                self.held_private.set(true);
-                self.held_since.set(now.wrapping_sub(quantum));
-                return;
+                return self.hold_again(set, stripe, writes, now.wrapping_sub(quantum), true);
             }
             // Another thread waits for it, or took it over while this one
             // slept: it goes back, and this thread takes its turn.
@@ -280,12 +274,23 @@ impl RecordThread {
         // the wait.
         self.held_private
             .set(single.is_some_and(|stripe| StripeSet::private_to(stripe, me)));
-        let since = match set.single() {
+        let since = match single {
             Some(stripe) if StripeSet::claim(stripe, me, writes) && self.kept.worth_keeping() => {
                 self.kept.jittered_start(now, quantum, me)
             }
             _ => now.wrapping_sub(quantum),
         };
+        self.held_since.set(since);
+    }
+
+    /// Holds `set`, whose single `stripe` the thread still holds from an
+    /// earlier access (the last one, or a recent one), for this access:
+    /// `private` (it joins the recent ones after), since hook `since`.
+    #[inline]
+    fn hold_again(&self, set: StripeSet, stripe: u32, writes: bool, since: u32, private: bool) {
+        StripeSet::claim(stripe, self.id.get(), writes);
+        self.held.set(set);
+        self.held_private.set(private);
         self.held_since.set(since);
     }
 
