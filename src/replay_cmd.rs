@@ -173,10 +173,13 @@ pub(crate) fn print_divergence(r: &DivergenceReport, symbols: &mut Symbolizer) {
             eprintln!("  expected: {expected}");
             eprintln!("  actual:   {actual}");
             match r.what {
-                Divergence::HeapAddress => eprintln!(
-                    "  the allocator returned {:#x} (recorded: see expected event)",
-                    r.actual_value
-                ),
+                Divergence::HeapAddress => match &r.expected {
+                    Some(e) => eprintln!(
+                        "  the allocator returned {:#x} where the recording has {:#x}",
+                        r.actual_value, e.payload
+                    ),
+                    None => eprintln!("  the allocator returned {:#x}", r.actual_value),
+                },
                 Divergence::Result => eprintln!(
                     "  the call returned {} where the recording has {}",
                     result_text(r.actual_kind, r.actual_value),

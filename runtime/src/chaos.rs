@@ -454,7 +454,8 @@ pub(crate) fn blocking(id: u32) {
 /// Whether an event on `addr` is a PCT step, a place where a change point
 /// may fall. Bookkeeping events that no other thread's outcome depends on
 /// directly are not: a thread's start and end (and joins, ordered on its
-/// end), the thread-stack cache, the allocator, the process's exit. A
+/// end), the thread-stack cache (and the mappings, on the same
+/// pseudo-address), the allocator, the process's exit. A
 /// priority change at one of them would have the same effect at the
 /// thread's next step, so counting them only dilutes the change points
 /// (in a small program they are half of its events).

@@ -235,7 +235,13 @@ pub mod pseudo {
     /// finished thread's stack (and so whether it allocates a new thread
     /// control block, an event) depends on which threads have really
     /// ended, so thread ends, joins, detaches and creates are ordered on it.
-    pub const THREAD_STACKS: u64 = BASE + 13 * STRIDE;
+    /// It is [`MAPPINGS`]: a stack glibc maps inside pthread_create, or
+    /// unmaps when it trims its cache inside a join, takes an address the
+    /// program's own mmap calls would otherwise race for.
+    pub const THREAD_STACKS: u64 = MAPPINGS;
+    /// The stack cache's pseudo-address in traces recorded before
+    /// 2026-11-25 (its events were not ordered with the mappings then).
+    pub const THREAD_STACKS_BEFORE_2026_11_25: u64 = BASE + 13 * STRIDE;
     /// OpenMP (libgomp): a team's start, written by the thread that starts
     /// the parallel region, read by every member as it begins.
     pub const OMP_FORK: u64 = BASE + 5 * STRIDE;
@@ -290,7 +296,7 @@ pub mod pseudo {
             PROCESS => Some("<process>".into()),
             DESCRIPTORS => Some("<descriptor table>".into()),
             MAPPINGS => Some("<mappings>".into()),
-            THREAD_STACKS => Some("<thread stacks>".into()),
+            THREAD_STACKS_BEFORE_2026_11_25 => Some("<thread stacks>".into()),
             OMP_FORK => Some("<omp fork>".into()),
             OMP_JOIN => Some("<omp join>".into()),
             OMP_BARRIER => Some("<omp barrier>".into()),
