@@ -268,6 +268,26 @@ pub(crate) fn gettid_raw() -> u32 {
     unsafe { libc::syscall(libc::SYS_gettid) as u32 }
 }
 
+/// CPUs in the calling thread's affinity mask (0 if the call fails).
+pub(crate) fn cpus_in_affinity() -> u32 {
+    let mut mask = [0u64; 16];
+    // SAFETY: the kernel writes at most `size_of_val(&mask)` bytes into our
+    // buffer and returns how many; a raw call (no allocation, no wrapper).
+    let written = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getaffinity,
+            0,
+            core::mem::size_of_val(&mask),
+            mask.as_mut_ptr(),
+        )
+    };
+    if written <= 0 {
+        return 0;
+    }
+    let words = (written as usize / 8).min(mask.len());
+    mask[..words].iter().map(|w| w.count_ones()).sum()
+}
+
 pub(crate) fn getpid_raw() -> u32 {
     // SAFETY: getpid has no arguments and cannot fail; the raw syscall avoids
     // our getpid interposer.

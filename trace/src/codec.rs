@@ -410,6 +410,7 @@ fn clock_after(state: &DeltaState, delta: u64) -> Result<u64, DecodeError> {
 /// A version-5 compact access (tag bit 7 set): its size from the tag's
 /// size code; only the fields its flags
 /// do not predict follow, in the order clock, site, address.
+#[inline(always)]
 fn decode_compact(buf: &[u8], tag: u8, state: &DeltaState) -> Result<(Entry, usize), DecodeError> {
     let size_code = ((tag >> COMPACT_SIZE_SHIFT) & 3) | ((tag & COMPACT_SIZE_HIGH) << 2);
     if size_code > 4 {
