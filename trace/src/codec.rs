@@ -484,10 +484,7 @@ fn decode_classic(buf: &[u8], tag: u8, state: &DeltaState) -> Result<(Entry, usi
     let kind =
         EventKind::from_code(tag & 0x3f).ok_or(DecodeError::Corrupt("unknown event kind"))?;
     let mut pos = 1;
-    let clock_delta = get_varint(buf, &mut pos)?;
-    if clock_delta == 0 {
-        return Err(DecodeError::Corrupt("clock does not grow"));
-    }
+    let clock = clock_after(state, get_varint(buf, &mut pos)?)?;
     let addr = state
         .addr
         .wrapping_add(unzigzag(get_varint(buf, &mut pos)?));
@@ -499,7 +496,6 @@ fn decode_classic(buf: &[u8], tag: u8, state: &DeltaState) -> Result<(Entry, usi
     };
     let site = get_site(buf, &mut pos, state)?;
     let payload = get_payload(buf, &mut pos, kind)?;
-    let clock = clock_after(state, clock_delta)?;
     let entry = Entry {
         clock,
         kind,
