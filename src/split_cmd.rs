@@ -42,7 +42,10 @@ pub struct SplitArgs {
     pub trace: Option<PathBuf>,
     #[command(flatten)]
     pub analysis: AnalysisArgs,
-    /// Print the statistics as JSON on stdout instead of a summary.
+    /// Print the statistics as JSON on stdout instead of a summary: pairs
+    /// found and kept by kind, sync points per thread, waits, signals and
+    /// broadcasts, sync points and waits per recorded event, granules, the
+    /// analysis's memory and its rate.
     #[arg(long)]
     pub json: bool,
 }

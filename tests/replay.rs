@@ -1257,7 +1257,14 @@ fn split_waits(rec: &Recorded) -> u64 {
     let out = common::rr(["split".as_ref(), "--json".as_ref(), rec.trace.as_os_str()]);
     let stats: Value = serde_json::from_str(&text(&out.stdout))
         .unwrap_or_else(|e| panic!("{e}: {}", describe("split --json", &out)));
-    stats["waits"].as_u64().expect("waits")
+    let waits = stats["waits"].as_u64().expect("waits");
+    let entries = stats["entries"].as_u64().expect("entries").max(1);
+    let per_event = stats["waits_per_event"].as_f64().expect("waits_per_event");
+    assert!(
+        (per_event - waits as f64 / entries as f64).abs() < 1e-9,
+        "waits_per_event {per_event} against {waits} waits in {entries} entries"
+    );
+    waits
 }
 
 /// `record --quantum 64`: threads bumping one shared index take turns once

@@ -95,12 +95,14 @@ pub fn place_sync_points(
     let mut analyzer = Analyzer::new(options)?;
     progress.start(trace.header().map(|h| h.entries.iter().sum()));
     let mut order = trace.global_order()?;
-    while let Some(item) = order.next() {
-        if let Err(e) = analyzer.push(&item?.event) {
+    let mut next_report = progress::PROGRESS_STEP;
+    while let Some((_, run)) = order.next_run()? {
+        if let Err(e) = run.iter().try_for_each(|e| analyzer.push(e)) {
             return Err(order.damage().map_or(e, SplitError::from));
         }
-        if analyzer.entries() % progress::PROGRESS_STEP == 0 {
+        if analyzer.entries() >= next_report {
             progress.entries_read(analyzer.entries());
+            next_report = analyzer.entries() + progress::PROGRESS_STEP;
         }
     }
     progress.entries_read(analyzer.entries());

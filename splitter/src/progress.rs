@@ -16,7 +16,8 @@ pub trait Progress {
     }
 
     /// `done` entries of the global order have been read so far. Called
-    /// every [`PROGRESS_STEP`] entries and once at the end of the reading.
+    /// about every [`PROGRESS_STEP`] entries and once at the end of the
+    /// reading.
     fn entries_read(&self, done: u64) {
         let _ = done;
     }

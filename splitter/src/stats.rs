@@ -72,6 +72,11 @@ pub struct SplitStats {
     /// Sync points that signal one waiter / broadcast to several.
     pub signals: u64,
     pub broadcasts: u64,
+    /// Sync points of every thread per recorded event (`entries`), and
+    /// waits per recorded event: what a parallel replay pays for besides
+    /// the program's own work.
+    pub sync_points_per_event: f64,
+    pub waits_per_event: f64,
     /// Estimated bytes of per-granule state at the end (hash table
     /// included), and that divided by `granules` (SPEC: <= 200).
     pub state_bytes: u64,

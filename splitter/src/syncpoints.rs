@@ -301,6 +301,16 @@ pub fn count_planned_points(analysis: &mut Analysis, plan: &SyncPlan) {
             }
         }
     }
+    let points: u64 = stats.sync_points_per_thread.iter().sum();
+    let per_event = |n: u64| {
+        if stats.entries == 0 {
+            0.0
+        } else {
+            n as f64 / stats.entries as f64
+        }
+    };
+    stats.sync_points_per_event = per_event(points);
+    stats.waits_per_event = per_event(stats.waits);
 }
 
 /// The replay logs of an analysis whose events are all in memory (tests,

@@ -1,6 +1,7 @@
 //! The default pair finder: the same rules as the work queue (table in
-//! [`crate::pairs`]), with each granule's open pair kept in a hash map, so an
-//! access costs O(1) (plus one pair per read when a write closes a read
+//! [`crate::pairs`]), with each granule's open pair kept in a
+//! [`GranuleTable`] (a hash map for scattered granules, arrays for the
+//! stretches of memory a program walks), so an access costs O(1) (plus one pair per read when a write closes a read
 //! group, and every read gets at most one such pair: amortised O(1)).
 //!
 //! Memory is what bounds a split of a long trace, and its lookups are what
@@ -17,10 +18,10 @@
 //! ([`PairSink::collapsed_war`]) so the statistics stay exact. The group is
 //! then bounded by the number of threads.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
 use std::mem::size_of;
 
+use super::granule_table::GranuleTable;
 use super::{DependencyKind, EventRef, PairSink};
 
 /// A fast hasher for granule numbers: one 64x64->128 multiply, folded, so
@@ -64,8 +65,6 @@ impl Hasher for GranuleHasher {
         self.0 = ((spread << LINE_SHIFT) | place) ^ (place << 57);
     }
 }
-
-pub type GranuleMap<V> = HashMap<u64, V, BuildHasherDefault<GranuleHasher>>;
 
 /// One reader of an open read group; with collapsing, the latest of `count`
 /// readers of its thread.
@@ -113,8 +112,8 @@ const NONE: u64 = u64::MAX;
 /// kept in `IndexedFinder::groups` at the index in the low bits.
 const MANY: u64 = 1 << 63;
 
-/// A granule's open pair, in 24 bytes (32 with its key: two per cache line,
-/// and the lookups of a split are cache misses): the last write and the
+/// A granule's open pair, in 24 bytes (32 with its key in the sparse map;
+/// the lookups of a split are what it waits for): the last write and the
 /// open read group, its one reader inline (the common case) or the index of
 /// a vector of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,10 +133,10 @@ const EMPTY: GranuleState = GranuleState {
     count: 0,
 };
 
-/// The hash-map pair finder (`--algorithm indexed`, the default).
-#[derive(Debug, Default)]
+/// The table-based pair finder (`--algorithm indexed`, the default).
+#[derive(Debug)]
 pub struct IndexedFinder {
-    states: GranuleMap<GranuleState>,
+    states: GranuleTable<GranuleState>,
     /// Read groups of several readers; `free` lists the slots not in use
     /// (each keeps its vector's capacity for the next group).
     groups: Vec<Vec<ReaderSlot>>,
@@ -145,10 +144,21 @@ pub struct IndexedFinder {
     collapse: bool,
 }
 
+impl Default for IndexedFinder {
+    fn default() -> IndexedFinder {
+        IndexedFinder::new()
+    }
+}
+
 impl IndexedFinder {
     /// A finder that emits every pair of the method.
     pub fn new() -> IndexedFinder {
-        IndexedFinder::default()
+        IndexedFinder {
+            states: GranuleTable::new(EMPTY),
+            groups: Vec::new(),
+            free: Vec::new(),
+            collapse: false,
+        }
     }
 
     /// A finder that keeps one reader per thread in a read group (see the
@@ -156,7 +166,7 @@ impl IndexedFinder {
     pub fn collapsing() -> IndexedFinder {
         IndexedFinder {
             collapse: true,
-            ..IndexedFinder::default()
+            ..IndexedFinder::new()
         }
     }
 
@@ -171,7 +181,7 @@ impl IndexedFinder {
         writes: bool,
         sink: &mut PairSink,
     ) {
-        let state = self.states.entry(granule).or_insert(EMPTY);
+        let state = self.states.state(granule);
         if writes {
             let reader = std::mem::replace(&mut state.reader, NONE);
             if reader == NONE {
@@ -231,12 +241,11 @@ impl IndexedFinder {
     }
 
     pub(crate) fn granules(&self) -> u64 {
-        self.states.len() as u64
+        self.states.granules()
     }
 
     pub(crate) fn state_bytes(&self) -> u64 {
-        // hashbrown: one control byte per bucket besides the (key, value).
-        let table = self.states.capacity() * (size_of::<(u64, GranuleState)>() + 1);
+        let table = self.states.state_bytes() as usize;
         let groups: usize = size_of::<Vec<ReaderSlot>>() * self.groups.capacity()
             + self
                 .groups
@@ -285,11 +294,16 @@ mod tests {
 
     #[test]
     fn state_stays_small() {
-        // SPEC: <= 200 bytes per distinct granule, hash table overhead included.
+        // SPEC: <= 200 bytes per distinct granule, table overhead included:
+        // 32 bytes with the key in the sparse map, and a dense chunk holds
+        // CHUNK_GRANULES states for at least PROMOTE_AT granules.
+        use crate::pairs::granule_table::{CHUNK_GRANULES, PROMOTE_AT};
         assert!(
             size_of::<(u64, GranuleState)>() <= 32,
             "{}",
             size_of::<(u64, GranuleState)>()
         );
+        let dense = size_of::<GranuleState>() * CHUNK_GRANULES / PROMOTE_AT as usize;
+        assert!(dense <= 100, "{dense} bytes per granule of a dense chunk");
     }
 }

@@ -23,6 +23,7 @@
 //! [`worklist`] is the literal work-queue version (the reference), [`indexed`]
 //! the fast one (per-granule state in a hash map). They emit the same pairs.
 
+mod granule_table;
 pub mod indexed;
 pub mod worklist;
 

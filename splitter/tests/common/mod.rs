@@ -95,24 +95,29 @@ pub const KINDS: &[EventKind] = &[
 ];
 
 /// A random global log: up to `max_threads` threads, a few addresses (some
-/// accesses unaligned or ranges, so they span granules), mixed kinds.
+/// accesses unaligned or ranges, so they span granules), mixed kinds. The
+/// addresses are 6 granules (many conflicts) or 40 across a 512-byte
+/// boundary (enough for the finder to keep a stretch of memory as an
+/// array, and a stretch on each side of the boundary).
 pub fn random_log(max_threads: u32, max_len: usize) -> impl Strategy<Value = Vec<RecordedEvent>> {
-    (2..=max_threads).prop_flat_map(move |threads| {
-        proptest::collection::vec(
+    (2..=max_threads, prop_oneof![Just(6u64), Just(40u64)]).prop_flat_map(
+        move |(threads, slots)| {
+            proptest::collection::vec(
             (
                 0..threads,
                 proptest::sample::select(KINDS),
-                0u64..6,
+                0u64..slots,
                 prop_oneof![4 => Just(0u64), 1 => 1u64..8],
                 prop_oneof![6 => Just(8u64), 1 => Just(4u64), 1 => Just(16u64), 1 => Just(1u64)],
             )
                 .prop_map(|(t, kind, slot, offset, size)| {
-                    (t, kind, 0x1000 + 8 * slot + offset, size)
+                    (t, kind, 0x1100 + 8 * slot + offset, size)
                 }),
             1..max_len,
         )
         .prop_map(|raw| events(&raw))
-    })
+        },
+    )
 }
 
 /// Number of threads in a log (highest id + 1).

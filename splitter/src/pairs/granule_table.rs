@@ -1,0 +1,237 @@
+//! Where the indexed finder keeps each granule's state: a table that is a
+//! hash map for granules touched here and there, and an array for the
+//! stretches of memory a program walks.
+//!
+//! # Why
+//! A split's time goes into looking up the state of the granule each access
+//! touches, and for any trace bigger than the cache every lookup in a hash
+//! map is a cache miss: a hash spreads neighbouring granules over the whole
+//! table, so a program walking an array makes the split jump around
+//! memory. Most of what real programs touch are such stretches (arrays,
+//! stacks, heap blocks).
+//!
+//! # How
+//! Granules are grouped in chunks of [`CHUNK_GRANULES`] neighbours (512
+//! bytes of the program's memory at the default granule). A chunk starts
+//! *sparse*: its granules live in one hash map with every other sparse
+//! granule, and the chunk only counts them. When a chunk has
+//! [`PROMOTE_AT`] distinct granules it becomes *dense*: all its granules
+//! move to a block of their own, indexed by the granule's place in the
+//! chunk, where the neighbours of a granule are its neighbours in memory
+//! too. A small direct-mapped cache in front of the chunk map remembers
+//! the dense blocks used last, so a walk pays one hash lookup per chunk,
+//! not per access.
+//!
+//! # Invariants
+//! - A granule's state is in exactly one place: the sparse map if its chunk
+//!   is sparse, its chunk's block if dense (a chunk never goes back).
+//! - A sparse chunk's count is the number of its granules in the sparse
+//!   map, below [`PROMOTE_AT`].
+//! - Memory: a dense block holds at least [`PROMOTE_AT`] touched granules,
+//!   so it costs at most `CHUNK_GRANULES / PROMOTE_AT` states per touched
+//!   granule (4 here: 96 bytes), within the SPEC's 200 bytes per granule.
+//! - A cache entry names a dense chunk and its block; blocks never move.
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use std::mem::size_of;
+
+use super::indexed::GranuleHasher;
+
+/// Granules of one chunk, as a shift (64 granules: 512 bytes at 8 per granule).
+const CHUNK_SHIFT: u32 = 6;
+pub(crate) const CHUNK_GRANULES: usize = 1 << CHUNK_SHIFT;
+const PLACE_MASK: u64 = CHUNK_GRANULES as u64 - 1;
+/// Distinct granules that make a chunk dense.
+pub(crate) const PROMOTE_AT: u32 = 16;
+/// Entries of the direct-mapped cache of dense chunks (a power of two).
+const CACHE_ENTRIES: usize = 64;
+/// A cache key no chunk has (chunk numbers are granules >> 6).
+const NO_CHUNK: u64 = u64::MAX;
+
+type Map<V> = HashMap<u64, V, BuildHasherDefault<GranuleHasher>>;
+
+/// What the chunk map knows of a chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Chunk {
+    /// Its granules are in the sparse map; this many of them.
+    Sparse(u32),
+    /// Its granules are the block at this index of `blocks`.
+    Dense(u32),
+}
+
+/// Per-granule state `S` by granule number, created as `empty` on first use.
+#[derive(Debug)]
+pub(crate) struct GranuleTable<S> {
+    empty: S,
+    chunks: Map<Chunk>,
+    sparse: Map<S>,
+    /// Dense blocks, `CHUNK_GRANULES` states each, one after the other.
+    blocks: Vec<S>,
+    /// `(chunk, block index)` of recently used dense chunks, by chunk's low bits.
+    cache: Box<[(u64, u32); CACHE_ENTRIES]>,
+    /// Distinct granules looked up so far.
+    granules: u64,
+}
+
+impl<S: Clone + PartialEq> GranuleTable<S> {
+    /// A table whose granules start as `empty` (a state no access leaves
+    /// behind: the table counts a granule when it first finds it empty).
+    pub(crate) fn new(empty: S) -> GranuleTable<S> {
+        GranuleTable {
+            empty,
+            chunks: Map::default(),
+            sparse: Map::default(),
+            blocks: Vec::new(),
+            cache: Box::new([(NO_CHUNK, 0); CACHE_ENTRIES]),
+            granules: 0,
+        }
+    }
+
+    /// The state of `granule`, created empty if it was never looked up.
+    /// The caller must leave it non-empty (every access does).
+    #[inline]
+    pub(crate) fn state(&mut self, granule: u64) -> &mut S {
+        let chunk = granule >> CHUNK_SHIFT;
+        let place = (granule & PLACE_MASK) as usize;
+        let slot = chunk as usize % CACHE_ENTRIES;
+        let (cached, block) = self.cache[slot];
+        let at = if cached == chunk {
+            block as usize * CHUNK_GRANULES + place
+        } else {
+            match self.locate(chunk, granule) {
+                Some(block) => {
+                    self.cache[slot] = (chunk, block);
+                    block as usize * CHUNK_GRANULES + place
+                }
+                None => return self.sparse_state(granule),
+            }
+        };
+        let state = &mut self.blocks[at];
+        if *state == self.empty {
+            self.granules += 1;
+        }
+        state
+    }
+
+    /// The block of `chunk` if it is dense (or becomes dense with
+    /// `granule`), else `None` with `granule` counted in its sparse chunk
+    /// if it is new there.
+    fn locate(&mut self, chunk: u64, granule: u64) -> Option<u32> {
+        let entry = self.chunks.entry(chunk).or_insert(Chunk::Sparse(0));
+        match *entry {
+            Chunk::Dense(block) => Some(block),
+            Chunk::Sparse(count) => {
+                if self.sparse.contains_key(&granule) {
+                    return None;
+                }
+                if count + 1 < PROMOTE_AT {
+                    *entry = Chunk::Sparse(count + 1);
+                    return None;
+                }
+                let block = self.promote(chunk);
+                self.chunks.insert(chunk, Chunk::Dense(block));
+                Some(block)
+            }
+        }
+    }
+
+    /// Moves `chunk`'s sparse granules to a new block.
+    fn promote(&mut self, chunk: u64) -> u32 {
+        let block = (self.blocks.len() / CHUNK_GRANULES) as u32;
+        let first = chunk << CHUNK_SHIFT;
+        for granule in first..first + CHUNK_GRANULES as u64 {
+            let state = self
+                .sparse
+                .remove(&granule)
+                .unwrap_or_else(|| self.empty.clone());
+            self.blocks.push(state);
+        }
+        block
+    }
+
+    /// A granule of a sparse chunk (already counted in the chunk).
+    fn sparse_state(&mut self, granule: u64) -> &mut S {
+        let state = self
+            .sparse
+            .entry(granule)
+            .or_insert_with(|| self.empty.clone());
+        if *state == self.empty {
+            self.granules += 1;
+        }
+        state
+    }
+
+    /// Distinct granules looked up so far.
+    pub(crate) fn granules(&self) -> u64 {
+        self.granules
+    }
+
+    /// Estimated bytes held: hashbrown keeps a control byte per bucket
+    /// besides each `(key, value)`.
+    pub(crate) fn state_bytes(&self) -> u64 {
+        let chunks = self.chunks.capacity() * (size_of::<(u64, Chunk)>() + 1);
+        let sparse = self.sparse.capacity() * (size_of::<(u64, S)>() + 1);
+        let blocks = self.blocks.capacity() * size_of::<S>();
+        (chunks + sparse + blocks + size_of::<[(u64, u32); CACHE_ENTRIES]>()) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Looks `granule` up and marks it touched, as an access would.
+    fn touch(table: &mut GranuleTable<u64>, granule: u64, value: u64) -> u64 {
+        let state = table.state(granule);
+        let before = *state;
+        *state = value;
+        before
+    }
+
+    #[test]
+    fn a_chunk_becomes_dense_and_keeps_what_it_had() {
+        let mut table = GranuleTable::new(0u64);
+        let base = 5 << CHUNK_SHIFT;
+        for i in 0..u64::from(PROMOTE_AT) - 1 {
+            touch(&mut table, base + i * 2, 100 + i);
+        }
+        assert!(table.blocks.is_empty(), "still sparse below the threshold");
+        touch(&mut table, base + 63, 7);
+        assert_eq!(table.blocks.len(), CHUNK_GRANULES, "dense at the threshold");
+        assert!(table.sparse.is_empty());
+        for i in 0..u64::from(PROMOTE_AT) - 1 {
+            assert_eq!(touch(&mut table, base + i * 2, 1), 100 + i);
+        }
+        assert_eq!(touch(&mut table, base + 63, 1), 7);
+        assert_eq!(table.granules(), u64::from(PROMOTE_AT));
+    }
+
+    #[test]
+    fn a_granule_seen_twice_in_a_sparse_chunk_counts_once() {
+        let mut table = GranuleTable::new(0u64);
+        for _ in 0..100 {
+            touch(&mut table, 3, 1);
+        }
+        assert_eq!(table.granules(), 1);
+        assert!(table.blocks.is_empty());
+    }
+
+    proptest! {
+        /// The table behaves as a map from granule to state, whatever the
+        /// mix of sparse and dense chunks and cache collisions.
+        #[test]
+        fn behaves_as_a_map(ops in prop::collection::vec((0u64..4, 0u64..64, 1u64..1000), 1..2000),
+                            spread in prop::sample::select(vec![1u64, 64, 1 << 20, CACHE_ENTRIES as u64 * 64])) {
+            let mut table = GranuleTable::new(0u64);
+            let mut model = std::collections::HashMap::new();
+            for (chunk, place, value) in ops {
+                let granule = (chunk * spread) * CHUNK_GRANULES as u64 + place;
+                let before = touch(&mut table, granule, value);
+                prop_assert_eq!(before, model.insert(granule, value).unwrap_or(0));
+            }
+            prop_assert_eq!(table.granules(), model.len() as u64);
+        }
+    }
+}
