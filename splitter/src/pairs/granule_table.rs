@@ -33,6 +33,7 @@
 //! - A cache entry names a dense chunk and its block; blocks never move.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::hash::BuildHasherDefault;
 use std::mem::size_of;
 
@@ -96,43 +97,37 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
         let place = (granule & PLACE_MASK) as usize;
         let slot = chunk as usize % CACHE_ENTRIES;
         let (cached, block) = self.cache[slot];
-        let at = if cached == chunk {
-            block as usize * CHUNK_GRANULES + place
+        let block = if cached == chunk {
+            block
         } else {
-            match self.locate(chunk, granule) {
-                Some(block) => {
+            match self.chunk_of(chunk, granule) {
+                Chunk::Dense(block) => {
                     self.cache[slot] = (chunk, block);
-                    block as usize * CHUNK_GRANULES + place
+                    block
                 }
-                None => return self.sparse_state(granule),
+                Chunk::Sparse(_) => return self.sparse_state(chunk, granule),
             }
         };
-        let state = &mut self.blocks[at];
+        let state = &mut self.blocks[block as usize * CHUNK_GRANULES + place];
         if *state == self.empty {
             self.granules += 1;
         }
         state
     }
 
-    /// The block of `chunk` if it is dense (or becomes dense with
-    /// `granule`), else `None` with `granule` counted in its sparse chunk
-    /// if it is new there.
-    fn locate(&mut self, chunk: u64, granule: u64) -> Option<u32> {
-        let entry = self.chunks.entry(chunk).or_insert(Chunk::Sparse(0));
-        match *entry {
-            Chunk::Dense(block) => Some(block),
-            Chunk::Sparse(count) => {
-                if self.sparse.contains_key(&granule) {
-                    return None;
-                }
-                if count + 1 < PROMOTE_AT {
-                    *entry = Chunk::Sparse(count + 1);
-                    return None;
-                }
+    /// What the chunk map says of `chunk`, once made dense if `granule` is
+    /// the one that takes it to [`PROMOTE_AT`] granules.
+    fn chunk_of(&mut self, chunk: u64, granule: u64) -> Chunk {
+        let known = *self.chunks.entry(chunk).or_insert(Chunk::Sparse(0));
+        match known {
+            Chunk::Sparse(count)
+                if count + 1 >= PROMOTE_AT && !self.sparse.contains_key(&granule) =>
+            {
                 let block = self.promote(chunk);
                 self.chunks.insert(chunk, Chunk::Dense(block));
-                Some(block)
+                Chunk::Dense(block)
             }
+            known => known,
         }
     }
 
@@ -150,16 +145,19 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
         block
     }
 
-    /// A granule of a sparse chunk (already counted in the chunk).
-    fn sparse_state(&mut self, granule: u64) -> &mut S {
-        let state = self
-            .sparse
-            .entry(granule)
-            .or_insert_with(|| self.empty.clone());
-        if *state == self.empty {
-            self.granules += 1;
+    /// A granule of a sparse chunk that stays sparse: one lookup when it
+    /// is known, and its chunk counts it when it is new.
+    fn sparse_state(&mut self, chunk: u64, granule: u64) -> &mut S {
+        match self.sparse.entry(granule) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(new) => {
+                if let Some(Chunk::Sparse(count)) = self.chunks.get_mut(&chunk) {
+                    *count += 1;
+                }
+                self.granules += 1;
+                new.insert(self.empty.clone())
+            }
         }
-        state
     }
 
     /// Distinct granules looked up so far.
