@@ -567,18 +567,20 @@ fn run_length(events: &[RecordedEvent], slot: u32, next: (u64, u32)) -> usize {
     if let Some(n) = events[..linear].iter().position(|e| !before(e)) {
         return n;
     }
-    let mut end = linear;
+    // `events[..known]` come before `next`; probes double their stride
+    // until one does not, then a binary search between the two.
+    let mut known = linear;
+    let mut probe = linear;
     let mut step = LINEAR;
-    while end < events.len() && before(&events[end]) {
-        end += step;
+    while probe < events.len() {
+        if !before(&events[probe]) {
+            return known + events[known..probe].partition_point(before);
+        }
+        known = probe + 1;
+        probe += step;
         step *= 2;
     }
-    let lo = end - step / 2;
-    let hi = end.min(events.len());
-    if lo >= hi {
-        return hi;
-    }
-    lo + events[lo..hi].partition_point(before)
+    known + events[known..].partition_point(before)
 }
 
 impl GlobalOrder {

@@ -230,12 +230,15 @@ fn wake(slot: &ThreadProgress) {
 /// take the turn sleep outside the runtime:
 /// - the turn's owner has counted its event and sleeps: the event is done,
 ///   pass the turn on for it (its own publication later changes nothing);
-/// - nobody waiting owns the turn and every other live thread sleeps outside
-///   the runtime: the owner is blocked before its event by a thread that
-///   waits for a later turn; skip to the earliest turn anyone waits for.
-///   A sleeper may also be about to wake (a loaded machine), and skipping
-///   its turn then gives away the recorded order, so this waits longer
-///   ([`TURN_SKIP_AFTER_NS`]).
+/// - nobody waiting owns the turn and every other live thread is parked for
+///   another thread's event or sleeps outside the runtime: the owner is
+///   blocked before its event by a thread that waits for a later turn (or
+///   not started by one: pthread_create waits early for the stack a thread
+///   hands back at its end, which the linearisation of runs does not see);
+///   skip to the earliest turn anyone waits for. With only parked threads
+///   this is sure after the handover delay; a sleeper may also be about to
+///   wake (a loaded machine), and skipping its turn then gives away the
+///   recorded order, so with one this waits longer ([`TURN_SKIP_AFTER_NS`]).
 fn pass_turn_of_sleeping_thread(parked_ns: u64) {
     let header = shared::header();
     let turn = header.turn.load(Ordering::SeqCst);
@@ -247,10 +250,8 @@ fn pass_turn_of_sleeping_thread(parked_ns: u64) {
         publish_turn(turn + 1);
         return;
     }
-    if parked_ns < TURN_SKIP_AFTER_NS {
-        return;
-    }
     let mut earliest_wanted = u64::MAX;
+    let mut asleep_outside = false;
     for (u, slot) in (0..).zip(shared::slots()) {
         let wanted = slot.turn_wanted.load(Ordering::SeqCst);
         if wanted != 0 {
@@ -258,16 +259,26 @@ fn pass_turn_of_sleeping_thread(parked_ns: u64) {
             continue;
         }
         let status = slot.status.load(Ordering::SeqCst);
-        let gone = [
+        let out_of_play = [
             ThreadStatus::NotStarted,
             ThreadStatus::Exited,
             ThreadStatus::AtEnd,
+            // Parked for another thread's event: it moves only when that
+            // thread does (a waker sets it Running before waking it).
+            ThreadStatus::Waiting,
         ]
         .iter()
         .any(|&s| s as u32 == status);
-        if !gone && !crate::handover::asleep_outside_runtime(u) {
+        if out_of_play {
+            continue;
+        }
+        if !crate::handover::asleep_outside_runtime(u) {
             return;
         }
+        asleep_outside = true;
+    }
+    if asleep_outside && parked_ns < TURN_SKIP_AFTER_NS {
+        return;
     }
     if earliest_wanted != u64::MAX && earliest_wanted > turn {
         publish_turn(earliest_wanted);
@@ -510,7 +521,28 @@ pub(crate) fn wait_through(r: &ReplayThread, kind: EventKind) {
         .take_while(|p| p.index <= near)
         .find(|p| p.kind == kind as u8);
     if let Some(p) = own {
+        give_turn_away_if_blocked(r, &p);
         wait_for_other_threads(r, &p);
+    }
+}
+
+/// Sequential replay: a call whose early wait ([`wait_through`]) is not met
+/// does not keep the turn of the run it starts. The linearisation orders
+/// runs by each point's own waits, and the early wait belongs to a later
+/// point (pthread_create waits for the stack a thread hands back at its
+/// end, and that thread's last run came after the create's run): holding
+/// the turn meanwhile left every thread waiting until the turn skip (500
+/// ms). The call's events still wait for their own predecessors, so the
+/// replay stays exact; they only leave the one-at-a-time order.
+fn give_turn_away_if_blocked(r: &ReplayThread, early: &Point) {
+    let Some(start) = point_at(r, r.index.get()).filter(|p| p.flags & flags::SEQUENCED != 0) else {
+        return;
+    };
+    let met = early.waits().all(|(thread, index)| {
+        shared::slot(thread).is_none_or(|s| s.done.load(Ordering::SeqCst) > index)
+    });
+    if !met && shared::header().turn.load(Ordering::SeqCst) == start.seq {
+        publish_turn(start.seq + 1);
     }
 }
 
