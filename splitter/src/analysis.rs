@@ -173,11 +173,7 @@ impl Analyzer {
                     thread: thread as u32,
                     index: before - 1,
                 };
-                self.sink.pairs.push(DependencyPair {
-                    from,
-                    to: exit,
-                    kind: DependencyKind::Waw,
-                });
+                self.sink.pair(from, exit, DependencyKind::Waw);
             }
         }
     }
@@ -186,12 +182,8 @@ impl Analyzer {
     /// `nests_before`: `to`'s call nests events before it (see
     /// `reduce::VectorClocks::reduce`).
     fn reduce(&mut self, to: EventRef, nests_before: bool) {
-        for p in &self.sink.pairs {
-            self.found.add(p.kind, 1);
-            if !p.is_same_thread() {
-                self.cross_thread.add(p.kind, 1);
-            }
-        }
+        self.found.add_counts(&self.sink.found);
+        self.cross_thread.add_counts(&self.sink.cross_thread);
         self.found.war += self.sink.collapsed_war;
         self.cross_thread.war += self.sink.collapsed_war - self.sink.collapsed_war_same_thread;
 

@@ -27,6 +27,13 @@ impl PairCounts {
         }
     }
 
+    /// Adds every count of `other`.
+    pub fn add_counts(&mut self, other: &PairCounts) {
+        for kind in DependencyKind::ALL {
+            self.add(kind, other.get(kind));
+        }
+    }
+
     pub fn get(&self, kind: DependencyKind) -> u64 {
         match kind {
             DependencyKind::War => self.war,

@@ -68,7 +68,7 @@ pub(crate) struct GranuleTable<S> {
     chunks: Map<Chunk>,
     sparse: Map<S>,
     /// Dense blocks, `CHUNK_GRANULES` states each, one after the other.
-    blocks: Vec<S>,
+    blocks: Blocks<S>,
     /// `(chunk, block index)` of recently used dense chunks, by chunk's low bits.
     cache: Box<[(u64, u32); CACHE_ENTRIES]>,
     /// Distinct granules looked up so far.
@@ -83,7 +83,7 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
             empty,
             chunks: Map::default(),
             sparse: Map::default(),
-            blocks: Vec::new(),
+            blocks: Blocks::default(),
             cache: Box::new([(NO_CHUNK, 0); CACHE_ENTRIES]),
             granules: 0,
         }
@@ -108,7 +108,7 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
                 Chunk::Sparse(_) => return self.sparse_state(chunk, granule),
             }
         };
-        let state = &mut self.blocks[block as usize * CHUNK_GRANULES + place];
+        let state = self.blocks.state(block, place);
         if *state == self.empty {
             self.granules += 1;
         }
@@ -133,16 +133,13 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
 
     /// Moves `chunk`'s sparse granules to a new block.
     fn promote(&mut self, chunk: u64) -> u32 {
-        let block = (self.blocks.len() / CHUNK_GRANULES) as u32;
         let first = chunk << CHUNK_SHIFT;
-        for granule in first..first + CHUNK_GRANULES as u64 {
-            let state = self
-                .sparse
-                .remove(&granule)
-                .unwrap_or_else(|| self.empty.clone());
-            self.blocks.push(state);
-        }
-        block
+        let sparse = &mut self.sparse;
+        let empty = &self.empty;
+        self.blocks.push(
+            (first..first + CHUNK_GRANULES as u64)
+                .map(|granule| sparse.remove(&granule).unwrap_or_else(|| empty.clone())),
+        )
     }
 
     /// A granule of a sparse chunk that stays sparse: one lookup when it
@@ -170,8 +167,64 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
     pub(crate) fn state_bytes(&self) -> u64 {
         let chunks = self.chunks.capacity() * (size_of::<(u64, Chunk)>() + 1);
         let sparse = self.sparse.capacity() * (size_of::<(u64, S)>() + 1);
-        let blocks = self.blocks.capacity() * size_of::<S>();
+        let blocks = self.blocks.state_bytes();
         (chunks + sparse + blocks + size_of::<[(u64, u32); CACHE_ENTRIES]>()) as u64
+    }
+}
+
+/// Blocks of states per segment (1536 KB of 24-byte states): the blocks
+/// live in segments that never move, so a table of millions of granules
+/// (a 64 MB memcpy is 8 M) grows without a doubling copy of all of them.
+const SEGMENT_BLOCKS: usize = 1024;
+
+/// The dense blocks, by index, in fixed segments.
+#[derive(Debug)]
+struct Blocks<S> {
+    segments: Vec<Vec<S>>,
+    len: usize,
+}
+
+impl<S> Default for Blocks<S> {
+    fn default() -> Blocks<S> {
+        Blocks {
+            segments: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<S> Blocks<S> {
+    /// Blocks held.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    fn state(&mut self, block: u32, place: usize) -> &mut S {
+        let block = block as usize;
+        let segment = &mut self.segments[block / SEGMENT_BLOCKS];
+        &mut segment[(block % SEGMENT_BLOCKS) * CHUNK_GRANULES + place]
+    }
+
+    /// Appends a block of `CHUNK_GRANULES` states; returns its index.
+    fn push(&mut self, states: impl Iterator<Item = S>) -> u32 {
+        if self.len.is_multiple_of(SEGMENT_BLOCKS) {
+            // Grown by doubling like any vector, but only up to its own
+            // size: a small table stays small.
+            self.segments.push(Vec::new());
+        }
+        let segment = self.segments.last_mut().expect("a segment was just made");
+        let before = segment.len();
+        segment.extend(states);
+        debug_assert_eq!(segment.len() - before, CHUNK_GRANULES);
+        self.len += 1;
+        (self.len - 1) as u32
+    }
+
+    fn state_bytes(&self) -> usize {
+        self.segments.iter().map(Vec::capacity).sum::<usize>() * size_of::<S>()
+            + self.segments.capacity() * size_of::<Vec<S>>()
     }
 }
 
@@ -195,9 +248,9 @@ mod tests {
         for i in 0..u64::from(PROMOTE_AT) - 1 {
             touch(&mut table, base + i * 2, 100 + i);
         }
-        assert!(table.blocks.is_empty(), "still sparse below the threshold");
+        assert_eq!(table.blocks.len(), 0, "still sparse below the threshold");
         touch(&mut table, base + 63, 7);
-        assert_eq!(table.blocks.len(), CHUNK_GRANULES, "dense at the threshold");
+        assert_eq!(table.blocks.len(), 1, "dense at the threshold");
         assert!(table.sparse.is_empty());
         for i in 0..u64::from(PROMOTE_AT) - 1 {
             assert_eq!(touch(&mut table, base + i * 2, 1), 100 + i);
@@ -213,7 +266,7 @@ mod tests {
             touch(&mut table, 3, 1);
         }
         assert_eq!(table.granules(), 1);
-        assert!(table.blocks.is_empty());
+        assert_eq!(table.blocks.len(), 0);
     }
 
     proptest! {

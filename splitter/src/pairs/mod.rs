@@ -30,6 +30,8 @@ pub mod worklist;
 use std::fmt;
 
 use rr_lite_trace::Access;
+
+use crate::stats::PairCounts;
 use serde::Serialize;
 
 /// An event named by its place in its thread's program order.
@@ -99,9 +101,16 @@ impl DependencyPair {
 /// Where the finders put what they find for the event being processed.
 #[derive(Debug, Default)]
 pub struct PairSink {
-    /// Pairs ending at the current event, one per granule they were found
-    /// on (so possibly repeated when the event spans granules).
+    /// Pairs ending at the current event, possibly repeated when the event
+    /// spans granules; a pair found on neighbouring granules one after the
+    /// other (a range access: a 64 MB memcpy finds one pair on each of 8 M
+    /// granules) is kept once.
     pub pairs: Vec<DependencyPair>,
+    /// Pairs found for the current event, one per granule they were found
+    /// on (the method's count, whatever `pairs` keeps), and of them the
+    /// pairs between two threads.
+    pub found: PairCounts,
+    pub cross_thread: PairCounts,
     /// WAR pairs found but not materialised because an open read group
     /// collapsed several reads of one thread into its latest (see
     /// [`indexed::IndexedFinder::collapsing`]): all of them.
@@ -113,13 +122,22 @@ pub struct PairSink {
 impl PairSink {
     pub fn clear(&mut self) {
         self.pairs.clear();
+        self.found = PairCounts::default();
+        self.cross_thread = PairCounts::default();
         self.collapsed_war = 0;
         self.collapsed_war_same_thread = 0;
     }
 
     #[inline]
     pub(crate) fn pair(&mut self, from: EventRef, to: EventRef, kind: DependencyKind) {
-        self.pairs.push(DependencyPair { from, to, kind });
+        let pair = DependencyPair { from, to, kind };
+        self.found.add(kind, 1);
+        if !pair.is_same_thread() {
+            self.cross_thread.add(kind, 1);
+        }
+        if self.pairs.last() != Some(&pair) {
+            self.pairs.push(pair);
+        }
     }
 }
 
@@ -155,5 +173,39 @@ impl PairFinder {
             PairFinder::Worklist(f) => f.state_bytes(),
             PairFinder::Indexed(f) => f.state_bytes(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pair_repeated_on_neighbouring_granules_is_kept_once_and_counted_each_time() {
+        let a = EventRef {
+            thread: 0,
+            index: 3,
+        };
+        let b = EventRef {
+            thread: 1,
+            index: 7,
+        };
+        let c = EventRef {
+            thread: 1,
+            index: 2,
+        };
+        let mut sink = PairSink::default();
+        for _ in 0..1000 {
+            sink.pair(a, b, DependencyKind::Raw);
+        }
+        sink.pair(c, b, DependencyKind::War);
+        sink.pair(a, b, DependencyKind::Raw);
+        assert_eq!(sink.pairs.len(), 3, "{:?}", sink.pairs);
+        assert_eq!(sink.found.raw, 1001);
+        assert_eq!(sink.found.war, 1);
+        assert_eq!(sink.cross_thread.raw, 1001);
+        assert_eq!(sink.cross_thread.war, 0, "c and b are one thread's");
+        sink.clear();
+        assert!(sink.pairs.is_empty() && sink.found.total() == 0);
     }
 }
