@@ -547,47 +547,46 @@ impl GlobalOrder {
                 return Err(e);
             }
         }
+        let n = self.run_left;
+        let (seq, slot, start) = self.take_from_run(n);
+        Ok(Some((seq, &self.logs[slot].batch[start..start + n])))
+    }
+
+    /// Hands out the next `n` events of the current run: their first
+    /// sequence number, log and place in its batch.
+    fn take_from_run(&mut self, n: usize) -> (u64, usize, usize) {
+        debug_assert!(n <= self.run_left);
         let slot = self.run_slot.expect("a run is under way");
         let log = &mut self.logs[slot];
         let start = log.pos;
-        log.pos += self.run_left;
+        log.pos += n;
+        self.run_left -= n;
         let seq = self.next_seq;
-        self.next_seq += self.run_left as u64;
-        self.run_left = 0;
-        Ok(Some((seq, &log.batch[start..log.pos])))
+        self.next_seq += n as u64;
+        (seq, slot, start)
     }
 
     fn advance(&mut self) -> Result<Option<OrderedEvent>> {
         if !self.ensure_run()? {
             return Ok(None);
         }
-        let slot = self.run_slot.expect("a run is under way");
-        let log = &mut self.logs[slot];
-        let event = log.batch[log.pos];
-        log.pos += 1;
-        self.run_left -= 1;
-        let seq = self.next_seq;
-        self.next_seq += 1;
+        let (seq, slot, start) = self.take_from_run(1);
+        let event = self.logs[slot].batch[start];
         Ok(Some(OrderedEvent { seq, event }))
     }
 }
 
 /// How many of `events` (of the log in `slot`, clocks increasing) come
 /// before `next`, the `(clock, slot)` of the first event of the other logs.
-/// Looks at the first few one by one (Lamport clocks of threads running side
-/// by side interleave, so most runs are short), then gallops.
+/// Gallops: probes 1, 2, 4... events further each time (Lamport clocks of
+/// threads running side by side interleave, so most runs are short and
+/// take two probes), then a binary search between the last two.
 fn run_length(events: &[RecordedEvent], slot: u32, next: (u64, u32)) -> usize {
     let before = |e: &RecordedEvent| (e.clock, slot) < next;
-    const LINEAR: usize = 8;
-    let linear = events.len().min(LINEAR);
-    if let Some(n) = events[..linear].iter().position(|e| !before(e)) {
-        return n;
-    }
-    // `events[..known]` come before `next`; probes double their stride
-    // until one does not, then a binary search between the two.
-    let mut known = linear;
-    let mut probe = linear;
-    let mut step = LINEAR;
+    // `events[..known]` come before `next`.
+    let mut known = 0;
+    let mut probe = 0;
+    let mut step = 1;
     while probe < events.len() {
         if !before(&events[probe]) {
             return known + events[known..probe].partition_point(before);

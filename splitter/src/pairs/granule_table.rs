@@ -177,27 +177,30 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
 /// (a 64 MB memcpy is 8 M) grows without a doubling copy of all of them.
 const SEGMENT_BLOCKS: usize = 1024;
 
-/// The dense blocks, by index, in fixed segments.
+/// States of one full segment.
+const SEGMENT_STATES: usize = SEGMENT_BLOCKS * CHUNK_GRANULES;
+
+/// The dense blocks, by index, in fixed segments; every segment but the
+/// last is full.
 #[derive(Debug)]
 struct Blocks<S> {
     segments: Vec<Vec<S>>,
-    len: usize,
 }
 
 impl<S> Default for Blocks<S> {
     fn default() -> Blocks<S> {
         Blocks {
             segments: Vec::new(),
-            len: 0,
         }
     }
 }
 
 impl<S> Blocks<S> {
     /// Blocks held.
-    #[cfg(test)]
     fn len(&self) -> usize {
-        self.len
+        self.segments.last().map_or(0, |last| {
+            (self.segments.len() - 1) * SEGMENT_BLOCKS + last.len() / CHUNK_GRANULES
+        })
     }
 
     #[inline]
@@ -209,7 +212,12 @@ impl<S> Blocks<S> {
 
     /// Appends a block of `CHUNK_GRANULES` states; returns its index.
     fn push(&mut self, states: impl Iterator<Item = S>) -> u32 {
-        if self.len.is_multiple_of(SEGMENT_BLOCKS) {
+        let block = self.len();
+        if self
+            .segments
+            .last()
+            .is_none_or(|last| last.len() == SEGMENT_STATES)
+        {
             // Grown by doubling like any vector, but only up to its own
             // size: a small table stays small.
             self.segments.push(Vec::new());
@@ -218,8 +226,7 @@ impl<S> Blocks<S> {
         let before = segment.len();
         segment.extend(states);
         debug_assert_eq!(segment.len() - before, CHUNK_GRANULES);
-        self.len += 1;
-        (self.len - 1) as u32
+        block as u32
     }
 
     fn state_bytes(&self) -> usize {
@@ -257,6 +264,30 @@ mod tests {
         }
         assert_eq!(touch(&mut table, base + 63, 1), 7);
         assert_eq!(table.granules(), u64::from(PROMOTE_AT));
+    }
+
+    #[test]
+    fn dense_chunks_past_a_segment_keep_their_states() {
+        let mut table = GranuleTable::new(0u64);
+        let chunks = SEGMENT_BLOCKS as u64 + 7;
+        for chunk in 0..chunks {
+            for place in 0..u64::from(PROMOTE_AT) {
+                touch(
+                    &mut table,
+                    chunk * 1000 * 64 + place,
+                    chunk * 100 + place + 1,
+                );
+            }
+        }
+        assert_eq!(table.blocks.len(), chunks as usize);
+        assert_eq!(table.blocks.segments.len(), 2);
+        for chunk in 0..chunks {
+            for place in 0..u64::from(PROMOTE_AT) {
+                let granule = chunk * 1000 * 64 + place;
+                assert_eq!(touch(&mut table, granule, 1), chunk * 100 + place + 1);
+            }
+        }
+        assert_eq!(table.granules(), chunks * u64::from(PROMOTE_AT));
     }
 
     #[test]
