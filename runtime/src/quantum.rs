@@ -236,6 +236,19 @@ impl Kept {
         now.wrapping_sub((x % u64::from(quantum.max(1))) as u32)
     }
 
+    /// The thread's hooks so far.
+    #[inline]
+    pub(crate) fn hooks(&self) -> u32 {
+        self.hooks.get()
+    }
+
+    /// Sets the hook count to `now` (a hook counted by the fast path,
+    /// which decides before it counts).
+    #[inline]
+    pub(crate) fn set_hooks(&self, now: u32) {
+        self.hooks.set(now);
+    }
+
     /// Counts a hook; returns the new count.
     #[inline]
     pub(crate) fn tick(&self) -> u32 {
@@ -296,6 +309,12 @@ pub(crate) const MAX_RECENT: usize = 8;
 pub(crate) const RECENT_HOOKS: u32 = 64;
 const RECENT_SCAN_EVERY: u32 = 8;
 
+/// Whether hook `now` looks for expired recent stripes.
+#[inline]
+pub(crate) fn recent_scan_at(now: u32) -> bool {
+    now.is_multiple_of(RECENT_SCAN_EVERY)
+}
+
 /// The private stripes a thread used last and still holds, so that the
 /// next access to one of them (the next element of an array in the same
 /// 64-byte stripe, a field of the struct just read) takes no lock: most
@@ -330,6 +349,21 @@ impl Recent {
         self.slots.is_empty()
     }
 
+    /// The slot holding `stripe`, if held here.
+    #[inline]
+    pub(crate) fn slot_of(&self, stripe: u32) -> Option<usize> {
+        if self.is_empty() {
+            return None;
+        }
+        self.slots.slot_of(stripe)
+    }
+
+    /// Empties slot `at` (found by [`Self::slot_of`]).
+    #[inline]
+    pub(crate) fn free(&self, at: usize) {
+        self.slots.free(at);
+    }
+
     /// Removes `stripe` if held here; returns whether it was.
     #[inline]
     pub(crate) fn take(&self, stripe: u32) -> bool {
@@ -354,7 +388,7 @@ impl Recent {
     /// more at hook `now` (looked for every [`RECENT_SCAN_EVERY`] hooks).
     #[inline]
     pub(crate) fn pop_expired(&self, now: u32) -> Option<u32> {
-        if !now.is_multiple_of(RECENT_SCAN_EVERY) {
+        if !recent_scan_at(now) {
             return None;
         }
         self.slots.pop_expired(now, RECENT_HOOKS)

@@ -17,6 +17,11 @@ use crate::log::LogWriter;
 use crate::quantum::{Kept, Recent};
 use crate::stripes::StripeSet;
 
+/// `RecordThread::held_one` when nothing is held.
+const HELD_NOTHING: u32 = u32::MAX;
+/// `RecordThread::held_one` when the held set is more than one stripe.
+const HELD_SEVERAL: u32 = u32::MAX - 1;
+
 /// Deepest nesting of calls that keep their stripe (stack cache, create,
 /// allocation: three in practice).
 const MAX_NESTED: usize = 8;
@@ -30,6 +35,10 @@ pub(crate) struct RecordThread {
     clock: Cell<u64>,
     /// Stripes kept locked until the next hook.
     held: Cell<StripeSet>,
+    /// `held` as one number, for the fast path (`hold_access_fast`): its
+    /// single stripe, [`HELD_NOTHING`] or [`HELD_SEVERAL`]. Set with it
+    /// (`set_held`), never on its own.
+    held_one: Cell<u32>,
     /// The hook at which the thread took `held` (for the quantum).
     held_since: Cell<u32>,
     /// `held` is one stripe no other thread took before: it joins the
@@ -73,6 +82,7 @@ impl RecordThread {
             id: Cell::new(u32::MAX),
             clock: Cell::new(0),
             held: Cell::new(StripeSet::EMPTY),
+            held_one: Cell::new(HELD_NOTHING),
             held_since: Cell::new(0),
             held_private: Cell::new(false),
             kept: Kept::new(),
@@ -126,7 +136,7 @@ impl RecordThread {
         let held = self.held.get();
         if !held.is_empty() {
             self.release_set(held);
-            self.held.set(StripeSet::EMPTY);
+            self.set_held(StripeSet::EMPTY);
         }
         if !self.kept.is_empty() || !self.recent.is_empty() {
             self.release_kept();
@@ -153,6 +163,71 @@ impl RecordThread {
         while let Some(stripe) = self.kept.pop().or_else(|| self.recent.pop()) {
             self.release_set(StripeSet::of_stripe(stripe));
         }
+    }
+
+    /// Sets `held` and its one-number form `held_one`.
+    #[inline(always)]
+    fn set_held(&self, set: StripeSet) {
+        self.held.set(set);
+        self.held_one.set(match set.single() {
+            Some(stripe) => stripe,
+            None if set.is_empty() => HELD_NOTHING,
+            None => HELD_SEVERAL,
+        });
+    }
+
+    /// The common case of [`Self::hold_access`] in a few instructions: the
+    /// access's one `stripe` is the one the thread holds from its last
+    /// access, or one of its recent private stripes; no other thread waits
+    /// for it; nothing is kept for the quantum, the last access's stripe
+    /// is not kept either (its quantum is over) and no recent stripe can
+    /// expire at this hook. Does what `hold_access` does then (the hook
+    /// counted, the last access's private stripe among the recent ones,
+    /// `stripe` held for this access) and returns true; changes nothing and
+    /// returns false otherwise. A loop walking its own data takes this
+    /// path at nearly every access.
+    #[inline(always)]
+    pub(crate) fn hold_access_fast(&self, stripe: u32, writes: bool) -> bool {
+        let Some(quantum) = self.quantum() else {
+            return false;
+        };
+        let now = self.kept.hooks().wrapping_add(1);
+        if !self.kept.is_empty() || crate::quantum::recent_scan_at(now) {
+            return false;
+        }
+        let me = self.id.get();
+        let held = self.held_one.get();
+        let held_expired = now.wrapping_sub(self.held_since.get()) >= quantum;
+        if held == stripe {
+            // `retire_held` would keep it for the next access.
+            if !held_expired || !StripeSet::reusable(stripe, me) {
+                return false;
+            }
+        } else {
+            // `retire_held` would put the held stripe among the recent ones
+            // (private, quantum over) or have nothing to retire.
+            let retires_to_recent = held < HELD_SEVERAL && held_expired && self.held_private.get();
+            if !(held == HELD_NOTHING || retires_to_recent) {
+                return false;
+            }
+            let Some(at) = self.recent.slot_of(stripe) else {
+                return false;
+            };
+            if !StripeSet::reusable(stripe, me) {
+                return false;
+            }
+            self.recent.free(at);
+            if retires_to_recent && let Some(evicted) = self.recent.insert(held, now) {
+                self.release_set(StripeSet::of_stripe(evicted));
+            }
+            self.held.set(StripeSet::of_stripe(stripe));
+            self.held_one.set(stripe);
+            self.held_private.set(true);
+        }
+        self.kept.set_hooks(now);
+        StripeSet::claim(stripe, me, writes);
+        self.held_since.set(now.wrapping_sub(quantum));
+        true
     }
 
     /// Whether the quantum applies now: on, and outside the calls that
@@ -183,7 +258,8 @@ impl RecordThread {
     /// again at once, three locked instructions, would change nothing:
     /// `StripeSet::reusable`).
     fn retire_held(&self, now: u32, quantum: u32, next: Option<u32>) -> bool {
-        let held = self.held.replace(StripeSet::EMPTY);
+        let held = self.held.get();
+        self.set_held(StripeSet::EMPTY);
         let since = self.held_since.get();
         let mut reused = false;
         match held.single() {
@@ -195,7 +271,7 @@ impl RecordThread {
             // (A stripe number, not the set: a copy of the set just built
             // field by field would stall on its stores.)
             Some(stripe) if next == Some(stripe) && StripeSet::reusable(stripe, self.id.get()) => {
-                self.held.set(held);
+                self.set_held(held);
                 reused = true;
             }
             Some(stripe) if self.held_private.get() => {
@@ -243,7 +319,7 @@ impl RecordThread {
                 if writes {
                     StripeSet::note_write(stripe);
                 }
-                self.held.set(set);
+                self.set_held(set);
                 self.held_since.set(since);
                 self.held_private.set(false);
                 return;
@@ -266,7 +342,7 @@ impl RecordThread {
             self.release_kept();
             set.lock(me);
         }
-        self.held.set(set);
+        self.set_held(set);
         // Only a shared, written stripe is worth keeping, and only while
         // kept ones are used again: the others go back at the next hook as
         // without a quantum (their start is a quantum ago), which spares
@@ -289,7 +365,7 @@ impl RecordThread {
     #[inline]
     fn hold_again(&self, set: StripeSet, stripe: u32, writes: bool, since: u32, private: bool) {
         StripeSet::claim(stripe, self.id.get(), writes);
-        self.held.set(set);
+        self.set_held(set);
         self.held_private.set(private);
         self.held_since.set(since);
     }
@@ -333,7 +409,7 @@ impl RecordThread {
         }
         debug_assert!(self.held.get().is_empty(), "release before taking more");
         set.lock(self.id.get());
-        self.held.set(set);
+        self.set_held(set);
         self.held_private.set(false);
     }
 
@@ -391,6 +467,35 @@ impl RecordThread {
         } else {
             set.advance_clock(self.clock.get())
         };
+        self.log_entry(clock, kind, addr, size, site, payload);
+    }
+
+    /// [`Self::append_on`] for a plain access on one `stripe` the thread
+    /// holds (after [`Self::hold_access_fast`]).
+    #[inline(always)]
+    pub(crate) fn append_on_stripe(
+        &self,
+        stripe: u32,
+        kind: EventKind,
+        addr: u64,
+        size: u64,
+        site: u64,
+    ) {
+        let clock = StripeSet::advance_stripe_clock(stripe, self.clock.get());
+        self.log_entry(clock, kind, addr, size, site, 0);
+    }
+
+    /// Logs an entry at `clock`, the thread's new clock.
+    #[inline(always)]
+    fn log_entry(
+        &self,
+        clock: u64,
+        kind: EventKind,
+        addr: u64,
+        size: u64,
+        site: u64,
+        payload: u64,
+    ) {
         self.clock.set(clock);
         crate::handover::publish_clock(self.id.get(), clock);
         let entry = Entry {
@@ -401,9 +506,15 @@ impl RecordThread {
             site,
             payload,
         };
-        let ok = self.with_log(|log| log.append(&entry));
-        if !ok
-            && !self.log_failed.replace(true)
+        if !self.with_log(|log| log.append(&entry)) {
+            self.log_write_failed();
+        }
+    }
+
+    /// The log could not grow: said once per run.
+    #[cold]
+    fn log_write_failed(&self) {
+        if !self.log_failed.replace(true)
             && !crate::problems::LOG_FAILED.swap(true, core::sync::atomic::Ordering::Relaxed)
         {
             crate::sys::warn(&[

@@ -278,9 +278,14 @@ pub(crate) fn log_before_access(kind: EventKind, addr: u64, size: u64, site: u64
 #[inline(never)]
 fn record_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site: u64) {
     busy(t, || {
+        let writes = kind.access() != rr_lite_trace::Access::Read;
+        if let Some(stripe) = StripeSet::single_data_stripe(addr, size)
+            && t.record.hold_access_fast(stripe, writes)
+        {
+            return t.record.append_on_stripe(stripe, kind, addr, size, site);
+        }
         let set = StripeSet::for_access(addr, size);
-        t.record
-            .hold_access(set, kind.access() != rr_lite_trace::Access::Read);
+        t.record.hold_access(set, writes);
         t.record.append_on(set, kind, addr, size, site, 0);
     })
 }
