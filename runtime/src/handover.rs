@@ -43,6 +43,11 @@ struct Holder {
     /// The clock of the thread's last logged event (a waiter for a kept
     /// stripe spins while its holder's moves: `crate::stripes`).
     clock: AtomicU64,
+    /// Stripe + 1 of the thread's last access while that was a read of a
+    /// read-shared stripe (taken without its lock), 0 otherwise; cleared at
+    /// the thread's next hook, when the read is done (`crate::stripes`,
+    /// read-shared stripes).
+    reading: AtomicU32,
 }
 
 static HOLDERS: [Holder; MAX_THREADS] = [const {
@@ -50,6 +55,7 @@ static HOLDERS: [Holder; MAX_THREADS] = [const {
         kernel_tid: AtomicU32::new(0),
         guard: AtomicU32::new(0),
         clock: AtomicU64::new(0),
+        reading: AtomicU32::new(0),
     }
 }; MAX_THREADS];
 /// One past the highest logical id registered so far.
@@ -60,6 +66,7 @@ pub(crate) fn set_kernel_tid(id: u32, tid: u32) {
     if let Some(h) = HOLDERS.get(id as usize) {
         h.kernel_tid.store(tid, Ordering::Release);
         h.guard.store(0, Ordering::Release);
+        h.reading.store(0, Ordering::Release);
         REGISTERED.fetch_max(id + 1, Ordering::AcqRel);
     }
 }
@@ -88,6 +95,81 @@ pub(crate) fn clock_past_all() -> u64 {
         .map(|h| h.clock.load(Ordering::Acquire))
         .max()
         .unwrap_or(0)
+}
+
+/// Thread `id` is about to read `stripe` (read-shared) without its lock:
+/// published before the caller looks at the stripe's mode again, with a
+/// full fence between, so that a thread ending the stripe's sharing either
+/// sees this or is seen (`crate::stripes::Stripe::end_sharing`).
+pub(crate) fn start_reading(id: u32, stripe: u32) {
+    if let Some(h) = HOLDERS.get(id as usize) {
+        h.reading.store(stripe + 1, Ordering::Relaxed);
+        core::sync::atomic::fence(Ordering::SeqCst);
+    }
+}
+
+/// Thread `id`'s read of a read-shared stripe is done (at its next hook).
+/// Release: a thread waiting for it then sees the clock it published.
+pub(crate) fn stop_reading(id: u32) {
+    if let Some(h) = HOLDERS.get(id as usize) {
+        h.reading.store(0, Ordering::Release);
+    }
+}
+
+/// Waits until no thread but `me` is between a read of `stripe` without
+/// its lock and its next hook (the caller has just ended the stripe's
+/// sharing, with a full fence). A reader asleep outside the runtime, or
+/// gone, has done its read (see the module doc). Readers reach their next
+/// hook within an access, so this spins, then yields; the thread state is
+/// looked at only after [`READER_CHECK_AFTER_NS`].
+pub(crate) fn wait_for_readers(stripe: u32, me: u32) {
+    let registered = REGISTERED.load(Ordering::Acquire) as usize;
+    for (id, h) in HOLDERS[..registered.min(MAX_THREADS)].iter().enumerate() {
+        if id != me as usize && h.reading.load(Ordering::Acquire) == stripe + 1 {
+            wait_for_reader(id as u32, h, stripe + 1);
+        }
+    }
+}
+
+/// How long a thread ending a stripe's sharing waits for a reader before
+/// it looks whether the reader sleeps (a reader that runs reaches its next
+/// hook within an access; one descheduled needs its turn on a core).
+const READER_CHECK_AFTER_NS: u64 = 200_000;
+/// Backoff rounds (exponential, up to 64 pauses each) before yielding.
+const READER_SPIN_ROUNDS: u32 = 10;
+
+#[cold]
+fn wait_for_reader(id: u32, h: &Holder, tag: u32) {
+    let backoff = crossbeam_utils::Backoff::new();
+    let mut spins = 0;
+    let mut since = None;
+    while h.reading.load(Ordering::Acquire) == tag {
+        // (`Backoff::spin` alone never reports completion.)
+        if spins < READER_SPIN_ROUNDS {
+            spins += 1;
+            backoff.spin();
+            continue;
+        }
+        let start = *since.get_or_insert_with(crate::sys::monotonic_ns);
+        if crate::sys::monotonic_ns().saturating_sub(start) > READER_CHECK_AFTER_NS
+            && reader_away(id, h)
+        {
+            return;
+        }
+        // SAFETY: no arguments. A raw call: the runtime's own yield
+        // wrapper would end the caller's event.
+        unsafe { libc::syscall(libc::SYS_sched_yield) };
+    }
+}
+
+/// The reader's access is done though it has not reached its next hook:
+/// it sleeps in the kernel outside the runtime, or its thread is gone.
+fn reader_away(id: u32, h: &Holder) -> bool {
+    let tid = h.kernel_tid.load(Ordering::Acquire);
+    // SAFETY: signal 0 only checks that the thread exists.
+    let gone = tid == 0
+        || unsafe { libc::syscall(libc::SYS_tgkill, crate::sys::getpid_raw(), tid, 0) } != 0;
+    gone || asleep_outside_runtime(id)
 }
 
 /// The kernel thread id of logical thread `id`, 0 if unknown.

@@ -5,7 +5,7 @@
 
 use rr_lite_trace::codec::{
     DeltaState, Entry, FORMAT_VERSION, HEADER_LEN, LAST_CHUNK_OFFSET, MAX_ENTRY_LEN, PAD_TAG,
-    ThreadLogHeader, encode_entry,
+    ThreadLogHeader, encode_access, encode_entry,
 };
 
 use crate::alloc::map_private;
@@ -186,29 +186,53 @@ impl LogWriter {
     /// Appends one entry. Returns false if the log could not grow (disk
     /// full): the entry is lost and the caller reports it once.
     pub(crate) fn append(&mut self, e: &Entry) -> bool {
-        if !self.is_open() {
+        self.append_with(|room, delta| encode_entry(room, delta, e))
+    }
+
+    /// Appends a plain access (`encode_access`: `tag` is its compact tag),
+    /// the recorder's fast path: no [`Entry`] built, nothing looked at
+    /// twice.
+    #[inline(always)]
+    pub(crate) fn append_access(&mut self, tag: u8, clock: u64, addr: u64, site: u64) -> bool {
+        self.append_with(|room, delta| encode_access(room, delta, tag, clock, addr, site))
+    }
+
+    /// Appends what `encode` writes into room for one entry; false if the
+    /// log could not grow.
+    #[inline(always)]
+    fn append_with(
+        &mut self,
+        encode: impl FnOnce(&mut [u8; MAX_ENTRY_LEN], &mut DeltaState) -> usize,
+    ) -> bool {
+        if !self.is_open() || (self.pos + MAX_ENTRY_LEN > CHUNK_LEN && !self.next_chunk()) {
             return false;
         }
-        if self.pos + MAX_ENTRY_LEN > CHUNK_LEN {
-            let pos = self.pos;
-            self.chunk_bytes()[pos] = PAD_TAG;
-            if !self.map_chunk(self.chunk_index + 1) {
-                self.close();
-                return false;
-            }
-        }
-        let pos = self.pos;
-        // SAFETY: as in `chunk_bytes`; a slice of the mapping, not of `self`,
-        // so that the delta state is encoded in place (a copy of it out and
-        // back stalled on the stores just made: half of this function's time).
-        let chunk = unsafe { core::slice::from_raw_parts_mut(self.chunk, CHUNK_LEN) };
+        // SAFETY: `chunk` is a live mapping of CHUNK_LEN bytes owned by this
+        // writer and `pos + MAX_ENTRY_LEN <= CHUNK_LEN` (checked above); a
+        // slice of the mapping, not of `self`, so that the delta state is
+        // encoded in place (a copy of it out and back stalled on the stores
+        // just made: half of this function's time).
+        let room = unsafe { &mut *self.chunk.add(self.pos).cast::<[u8; MAX_ENTRY_LEN]>() };
         // SAFETY: `delta` is the live mapping `create` initialised, owned by
         // this writer (one per thread); nothing else borrows it now.
         let delta = unsafe { &mut *self.delta };
-        let n = encode_entry(&mut chunk[pos..], delta, e);
+        let n = encode(room, delta);
         self.pos += n;
         self.bytes += n as u64;
         self.entries += 1;
+        true
+    }
+
+    /// Pads the rest of the chunk and maps the next; false (the log
+    /// closed) if it could not grow.
+    #[cold]
+    fn next_chunk(&mut self) -> bool {
+        let pos = self.pos;
+        self.chunk_bytes()[pos] = PAD_TAG;
+        if !self.map_chunk(self.chunk_index + 1) {
+            self.close();
+            return false;
+        }
         true
     }
 

@@ -44,6 +44,14 @@ pub(crate) struct RecordThread {
     /// `held` is one stripe no other thread took before: it joins the
     /// recent ones after its access (`crate::quantum::Recent`).
     held_private: Cell<bool>,
+    /// `held` is one stripe read in turn by several threads, and this one
+    /// only read it: it becomes read-shared at its release
+    /// (`StripeSet::share`).
+    held_share: Cell<bool>,
+    /// Stripe + 1 of the last access while that was a read of a
+    /// read-shared stripe without its lock (0 otherwise), as published
+    /// (`handover::start_reading`).
+    reading: Cell<u32>,
     /// Stripes of earlier plain accesses kept for the quantum
     /// (`crate::quantum`).
     kept: Kept,
@@ -85,6 +93,8 @@ impl RecordThread {
             held_one: Cell::new(HELD_NOTHING),
             held_since: Cell::new(0),
             held_private: Cell::new(false),
+            held_share: Cell::new(false),
+            reading: Cell::new(0),
             kept: Kept::new(),
             recent: Recent::new(),
             nest_depth: Cell::new(0),
@@ -125,6 +135,7 @@ impl RecordThread {
     /// Unlocks the stripes kept from the previous hook, and those kept for
     /// the quantum, carrying the thread's clock.
     pub(crate) fn release_held(&self) {
+        self.stop_reading();
         if self.nest_depth.get() > 0 {
             debug_assert!(
                 self.kept.is_empty() && self.recent.is_empty(),
@@ -135,12 +146,72 @@ impl RecordThread {
         }
         let held = self.held.get();
         if !held.is_empty() {
-            self.release_set(held);
+            self.release_held_set(held, self.held_share.get());
             self.set_held(StripeSet::EMPTY);
         }
         if !self.kept.is_empty() || !self.recent.is_empty() {
             self.release_kept();
         }
+    }
+
+    /// Unlocks `held`, the last access's stripes, making its stripe
+    /// read-shared if it was read in turn (`share`: `held_share`).
+    fn release_held_set(&self, held: StripeSet, share: bool) {
+        if share && let Some(stripe) = held.single() {
+            StripeSet::share(stripe);
+        }
+        self.release_set(held);
+    }
+
+    /// The last access was a read of a read-shared stripe without its
+    /// lock: at this hook it is done, and a thread ending the sharing need
+    /// not wait for it.
+    #[inline]
+    pub(crate) fn stop_reading(&self) {
+        if self.reading.get() != 0 {
+            self.reading.set(0);
+            crate::handover::stop_reading(self.id.get());
+        }
+    }
+
+    /// Logs a plain read of `stripe` without its lock, if the stripe is
+    /// read-shared (several threads read it in turn, none wrote since):
+    /// the last access's stripes go back as at any access, the read is
+    /// published as in flight until the next hook (`handover::
+    /// start_reading`), and its clock is past the stripe's last write.
+    /// Returns false, holding nothing new, if the stripe is not read-shared
+    /// or the quantum does not apply (chaos, inside a call).
+    #[inline]
+    pub(crate) fn try_shared_read(
+        &self,
+        stripe: u32,
+        kind: EventKind,
+        addr: u64,
+        size: u64,
+        site: u64,
+    ) -> bool {
+        let Some(quantum) = self.quantum() else {
+            return false;
+        };
+        if !StripeSet::is_shared(stripe) {
+            return false;
+        }
+        if self.reading.get() != stripe + 1 {
+            self.stop_reading();
+            crate::handover::start_reading(self.id.get(), stripe);
+            self.reading.set(stripe + 1);
+            // Looked at again after the mark, fenced: a thread ending the
+            // sharing now either waits for this read or was first.
+            if !StripeSet::is_shared(stripe) {
+                self.stop_reading();
+                return false;
+            }
+        }
+        let now = self.kept.tick();
+        self.retire_held(now, quantum, None);
+        let clock = StripeSet::shared_read_clock(stripe, self.clock.get());
+        self.log_plain_access(clock, kind, addr, size, site);
+        true
     }
 
     /// Unlocks `set`, carrying the thread's clock.
@@ -169,6 +240,7 @@ impl RecordThread {
     #[inline(always)]
     fn set_held(&self, set: StripeSet) {
         self.held.set(set);
+        self.held_share.set(false);
         self.held_one.set(match set.single() {
             Some(stripe) => stripe,
             None if set.is_empty() => HELD_NOTHING,
@@ -226,6 +298,9 @@ impl RecordThread {
         }
         self.kept.set_hooks(now);
         StripeSet::claim(stripe, me, writes);
+        if writes {
+            self.held_share.set(false);
+        }
         self.held_since.set(now.wrapping_sub(quantum));
         true
     }
@@ -259,6 +334,7 @@ impl RecordThread {
     /// `StripeSet::reusable`).
     fn retire_held(&self, now: u32, quantum: u32, next: Option<u32>) -> bool {
         let held = self.held.get();
+        let share = self.held_share.get();
         self.set_held(StripeSet::EMPTY);
         let since = self.held_since.get();
         let mut reused = false;
@@ -272,6 +348,7 @@ impl RecordThread {
             // field by field would stall on its stores.)
             Some(stripe) if next == Some(stripe) && StripeSet::reusable(stripe, self.id.get()) => {
                 self.set_held(held);
+                self.held_share.set(share);
                 reused = true;
             }
             Some(stripe) if self.held_private.get() => {
@@ -279,7 +356,7 @@ impl RecordThread {
                     self.release_set(StripeSet::of_stripe(evicted));
                 }
             }
-            _ if !held.is_empty() => self.release_set(held),
+            _ if !held.is_empty() => self.release_held_set(held, share),
             _ => {}
         }
         while let Some(stripe) = self
@@ -343,6 +420,14 @@ impl RecordThread {
             set.lock(me);
         }
         self.set_held(set);
+        // A stripe several threads read in turn becomes read-shared when
+        // this read is done, so that the next readers take no lock.
+        if !writes
+            && let Some(stripe) = single
+            && StripeSet::read_in_turn(stripe, me)
+        {
+            self.held_share.set(true);
+        }
         // Only a shared, written stripe is worth keeping, and only while
         // kept ones are used again: the others go back at the next hook as
         // without a quantum (their start is a quantum ago), which spares
@@ -365,7 +450,9 @@ impl RecordThread {
     #[inline]
     fn hold_again(&self, set: StripeSet, stripe: u32, writes: bool, since: u32, private: bool) {
         StripeSet::claim(stripe, self.id.get(), writes);
+        let share = self.held_share.get() && !writes;
         self.set_held(set);
+        self.held_share.set(share);
         self.held_private.set(private);
         self.held_since.set(since);
     }
@@ -482,7 +569,26 @@ impl RecordThread {
         site: u64,
     ) {
         let clock = StripeSet::advance_stripe_clock(stripe, self.clock.get());
-        self.log_entry(clock, kind, addr, size, site, 0);
+        self.log_plain_access(clock, kind, addr, size, site);
+    }
+
+    /// Logs a plain access at `clock`, in its compact form if it has one.
+    #[inline(always)]
+    fn log_plain_access(&self, clock: u64, kind: EventKind, addr: u64, size: u64, site: u64) {
+        match rr_lite_trace::codec::compact_tag(kind, size) {
+            Some(tag) => self.log_access(clock, tag, addr, site),
+            None => self.log_entry(clock, kind, addr, size, site, 0),
+        }
+    }
+
+    /// [`Self::log_entry`] for a plain access with a compact form (`tag`).
+    #[inline(always)]
+    fn log_access(&self, clock: u64, tag: u8, addr: u64, site: u64) {
+        self.clock.set(clock);
+        crate::handover::publish_clock(self.id.get(), clock);
+        if !self.with_log(|log| log.append_access(tag, clock, addr, site)) {
+            self.log_write_failed();
+        }
     }
 
     /// Logs an entry at `clock`, the thread's new clock.

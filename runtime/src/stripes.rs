@@ -27,6 +27,28 @@
 //! - each stripe knows its holder, so that a waiter can release it on the
 //!   behalf of a holder asleep outside the runtime (`crate::handover`); the
 //!   holder's own release then finds it gone and skips it.
+//!
+//! Read-shared stripes: data several threads read in turn and none writes
+//! (an LU's pivot row, an FFT's roots) would make every reader take the
+//! lock in turn, and a reader preempted while holding it stalls the
+//! others. A thread that locked a stripe for a read, after another thread
+//! that only read it, makes it *shared* when it unlocks (`share`). A plain
+//! read of a shared stripe then takes no lock: the reader publishes which
+//! stripe it reads (`handover::start_reading`, a store and a full fence in
+//! its own cache line), checks again that the stripe is still shared,
+//! takes `max(thread clock, stripe clock) + 1` (past the last write) and
+//! logs; the mark stays until its next hook, by when the read is done.
+//! Whoever locks a shared stripe next (a writer, or a reader that found it
+//! not shared) ends the sharing (`end_sharing`): it clears the flag, fences,
+//! waits until no thread's mark names the stripe (the fences pair: each
+//! reader either saw the flag cleared and locks, or is waited for), and
+//! raises the stripe's clock past every clock any thread has published,
+//! every lock-free read's among them. Invariants: `shared` is set only by
+//! the lock's holder just before it unlocks, and cleared by the next
+//! holder before it logs; a thread's mark is cleared before it waits for
+//! any stripe (so a holder waiting for readers never waits for a thread
+//! that waits for it); reads of one stripe may get equal clocks, which is
+//! harmless: reads commute.
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -71,6 +93,11 @@ struct Stripe {
     /// with `HOLDER_WROTE` if it wrote while holding it; written under the
     /// lock. Tells the quantum which stripes are shared and written.
     last_holder: AtomicU32,
+    /// 1 while the stripe is read-shared: a plain read may be logged
+    /// without the lock (see "Read-shared stripes" above). Set by a holder
+    /// just before it unlocks; cleared by whoever takes the lock next,
+    /// which then waits for the readers (`end_sharing`).
+    shared: AtomicU32,
 }
 
 impl Stripe {
@@ -82,6 +109,7 @@ impl Stripe {
             holder: AtomicU32::new(0),
             clock: AtomicU64::new(0),
             last_holder: AtomicU32::new(0),
+            shared: AtomicU32::new(0),
         }
     }
 
@@ -91,6 +119,32 @@ impl Stripe {
             handover::guarded(me, || self.wait_for(ticket));
         }
         self.holder.store(me + 1, Ordering::Release);
+        self.end_sharing(me);
+    }
+
+    /// Just locked by `me`: if the stripe was read-shared, it is no longer,
+    /// and `me` waits until every read logged without the lock is done
+    /// (each reader at its next hook), then raises the stripe's clock past
+    /// every clock published (every such read's among them), so that what
+    /// `me` logs next orders after those reads.
+    #[inline]
+    fn end_sharing(&self, me: u32) {
+        if self.shared.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        self.shared.store(0, Ordering::Relaxed);
+        // Pairs with the fence in `handover::start_reading`: either the
+        // reader sees the stripe no longer shared, or this sees its mark.
+        core::sync::atomic::fence(Ordering::SeqCst);
+        handover::wait_for_readers(self.index(), me);
+        self.clock
+            .fetch_max(handover::clock_past_all(), Ordering::Relaxed);
+    }
+
+    /// This stripe's index in the table.
+    fn index(&self) -> u32 {
+        let offset = core::ptr::from_ref(self).addr() - TABLE.as_ptr().addr();
+        (offset / core::mem::size_of::<Stripe>()) as u32
     }
 
     /// Takes the lock only if it is free now (never waits: a thread that
@@ -110,6 +164,7 @@ impl Stripe {
             .is_ok();
         if taken {
             self.holder.store(me + 1, Ordering::Release);
+            self.end_sharing(me);
         }
         taken
     }
@@ -392,6 +447,38 @@ impl StripeSet {
     pub(crate) fn private_to(i: u32, me: u32) -> bool {
         let holder = TABLE[i as usize].last_holder.load(Ordering::Relaxed) & !HOLDER_WROTE;
         holder == 0 || holder == me + 1
+    }
+
+    /// Whether thread `me`, about to read stripe `i` it has locked, would
+    /// make it read-shared at its release: the thread that held it last
+    /// was another, and only read it (data several threads read in turn;
+    /// read before [`Self::claim`] makes `me` its last holder).
+    #[inline]
+    pub(crate) fn read_in_turn(i: u32, me: u32) -> bool {
+        let last = TABLE[i as usize].last_holder.load(Ordering::Relaxed);
+        let holder = last & !HOLDER_WROTE;
+        holder != 0 && holder != me + 1 && last & HOLDER_WROTE == 0
+    }
+
+    /// Makes stripe `i`, which the caller holds and is about to unlock,
+    /// read-shared.
+    pub(crate) fn share(i: u32) {
+        TABLE[i as usize].shared.store(1, Ordering::Release);
+    }
+
+    /// Whether stripe `i` is read-shared now.
+    #[inline(always)]
+    pub(crate) fn is_shared(i: u32) -> bool {
+        TABLE[i as usize].shared.load(Ordering::Acquire) != 0
+    }
+
+    /// The clock of a read of read-shared stripe `i` without its lock by a
+    /// thread at `thread_clock`: past the last write's. Not stored: reads
+    /// order nothing among themselves, and whoever ends the sharing takes
+    /// a clock past every read's (`Stripe::end_sharing`).
+    #[inline(always)]
+    pub(crate) fn shared_read_clock(i: u32, thread_clock: u64) -> u64 {
+        thread_clock.max(TABLE[i as usize].clock.load(Ordering::Relaxed)) + 1
     }
 
     /// The thread holding stripe `i` (kept for the quantum) writes it (see

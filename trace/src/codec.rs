@@ -258,9 +258,9 @@ fn get_varint(buf: &[u8], pos: &mut usize) -> Result<u64, DecodeError> {
 }
 
 /// The compact tag bits of a plain access's kind and size, if it has a
-/// compact form (version 5).
+/// compact form (version 5): what [`encode_access`] takes.
 #[inline(always)]
-fn compact_tag(kind: EventKind, size: u64) -> Option<u8> {
+pub fn compact_tag(kind: EventKind, size: u64) -> Option<u8> {
     let direction = match kind {
         EventKind::Read => 0,
         EventKind::Write => COMPACT_WRITE,
@@ -289,44 +289,65 @@ pub fn encode_entry(buf: &mut [u8], state: &mut DeltaState, e: &Entry) -> usize 
         EntryLayout::Predicted,
         "old layouts are read only"
     );
+    if let Some(tag) = compact_tag(e.kind, e.size) {
+        let Some(buf) = buf.first_chunk_mut::<MAX_ENTRY_LEN>() else {
+            panic!("an entry needs {MAX_ENTRY_LEN} bytes of room");
+        };
+        return encode_access(buf, state, tag, e.clock, e.addr, e.site);
+    }
     let clock_delta = e.clock.wrapping_sub(state.clock);
     let site_delta = zigzag(e.site.wrapping_sub(state.site));
     let predicted_addr = state.predictor.addr(e.site, state.addr);
     let addr_delta = zigzag(e.addr.wrapping_sub(predicted_addr));
     let mut pos = 1;
-    let tag = match compact_tag(e.kind, e.size) {
-        Some(mut tag) => {
-            if clock_delta == 1 {
-                tag |= COMPACT_CLOCK_NEXT;
-            } else {
-                pos += varint::write(&mut buf[pos..], clock_delta);
-            }
-            if state.predictor.next_site(state.site) == e.site {
-                tag |= COMPACT_SITE_PREDICTED;
-            } else {
-                pos += varint::write(&mut buf[pos..], site_delta);
-            }
-            if addr_delta == 0 {
-                tag |= COMPACT_ADDR_PREDICTED;
-            } else {
-                pos += varint::write(&mut buf[pos..], addr_delta);
-            }
-            tag
-        }
-        None => {
-            pos += varint::write(&mut buf[pos..], clock_delta);
-            pos += varint::write(&mut buf[pos..], site_delta);
-            pos += varint::write(&mut buf[pos..], addr_delta);
-            pos += varint::write(&mut buf[pos..], e.size);
-            if e.kind.has_payload() {
-                pos += varint::write(&mut buf[pos..], e.payload);
-            }
-            e.kind as u8
-        }
-    };
+    pos += varint::write(&mut buf[pos..], clock_delta);
+    pos += varint::write(&mut buf[pos..], site_delta);
+    pos += varint::write(&mut buf[pos..], addr_delta);
+    pos += varint::write(&mut buf[pos..], e.size);
+    if e.kind.has_payload() {
+        pos += varint::write(&mut buf[pos..], e.payload);
+    }
     state.advance(e.clock, e.addr, e.site);
     // Release ordering is not needed for crash safety (a dying process leaves
     // its stores in the shared page), only program order, which holds.
+    buf[0] = e.kind as u8;
+    pos
+}
+
+/// [`encode_entry`] for a plain access whose [`compact_tag`] is `tag` (the
+/// recorder's fast path calls it directly, so that a hook does not build an
+/// [`Entry`] nor look at its kind again): the same bytes.
+#[inline(always)]
+pub fn encode_access(
+    buf: &mut [u8; MAX_ENTRY_LEN],
+    state: &mut DeltaState,
+    mut tag: u8,
+    clock: u64,
+    addr: u64,
+    site: u64,
+) -> usize {
+    debug_assert!(clock > state.clock, "clocks must grow within a thread");
+    let clock_delta = clock.wrapping_sub(state.clock);
+    let site_predicted = state.predictor.next_site(state.site) == site;
+    let addr_delta = zigzag(addr.wrapping_sub(state.predictor.addr(site, state.addr)));
+    let mut pos = 1;
+    if clock_delta == 1 {
+        tag |= COMPACT_CLOCK_NEXT;
+    } else {
+        pos += varint::write(&mut buf[pos..], clock_delta);
+    }
+    if site_predicted {
+        tag |= COMPACT_SITE_PREDICTED;
+    } else {
+        pos += varint::write(&mut buf[pos..], zigzag(site.wrapping_sub(state.site)));
+    }
+    if addr_delta == 0 {
+        tag |= COMPACT_ADDR_PREDICTED;
+    } else {
+        pos += varint::write(&mut buf[pos..], addr_delta);
+    }
+    state.advance(clock, addr, site);
+    // Written last: see `encode_entry`.
     buf[0] = tag;
     pos
 }

@@ -2,11 +2,13 @@
 //! of the per-thread logs into the global order.
 //!
 //! The global order: every entry carries a Lamport clock taken under the
-//! striped lock of its granule, so conflicting entries (same granule) have
-//! increasing clocks in the order memory saw them, and a thread's clocks
-//! increase in program order. Sorting by `(clock, thread)` is therefore a
-//! total order consistent with program order and with every granule's order;
-//! entries with equal clocks touch different granules and commute.
+//! striped lock of its granule (or, for a read of a read-shared stripe,
+//! past its last write), so conflicting entries (same granule, one a
+//! write) have increasing clocks in the order memory saw them, and a
+//! thread's clocks increase in program order. Sorting by `(clock, thread)`
+//! is therefore a total order consistent with program order and with every
+//! granule's order; entries with equal clocks touch different granules, or
+//! both read one, and commute.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

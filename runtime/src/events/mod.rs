@@ -279,7 +279,16 @@ pub(crate) fn log_before_access(kind: EventKind, addr: u64, size: u64, site: u64
 fn record_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site: u64) {
     busy(t, || {
         let writes = kind.access() != rr_lite_trace::Access::Read;
-        if let Some(stripe) = StripeSet::single_data_stripe(addr, size)
+        let single = StripeSet::single_data_stripe(addr, size);
+        if let Some(stripe) = single
+            && !writes
+            && t.record.try_shared_read(stripe, kind, addr, size, site)
+        {
+            return;
+        }
+        // The last access, if a read without a lock, is done.
+        t.record.stop_reading();
+        if let Some(stripe) = single
             && t.record.hold_access_fast(stripe, writes)
         {
             return t.record.append_on_stripe(stripe, kind, addr, size, site);
