@@ -1267,6 +1267,21 @@ fn split_waits(rec: &Recorded) -> u64 {
     waits
 }
 
+/// Data several threads read in turn is read without a lock once its
+/// stripes are read-shared, while one thread overwrites entries racily:
+/// every read must be logged on the right side of every write, or the
+/// replayed checksums differ. Several recordings, since the interleaving
+/// is the machine's.
+#[test]
+fn reads_of_read_shared_data_racing_with_writes_replay_exactly() {
+    let exe = build("replay_read_shared");
+    for _ in 0..3 {
+        let rec = common::record(&exe, &["3000"]);
+        assert_eq!(rec.status, 0, "{}", rec.describe());
+        replay_all_modes(&rec);
+    }
+}
+
 /// `record --quantum 64`: threads bumping one shared index take turns once
 /// per quantum, so the split keeps far fewer waits than without one, and
 /// the recording (and those of programs that synchronise) still replays
