@@ -182,14 +182,7 @@ impl RecordThread {
     /// Returns false, holding nothing new, if the stripe is not read-shared
     /// or the quantum does not apply (chaos, inside a call).
     #[inline]
-    pub(crate) fn try_shared_read(
-        &self,
-        stripe: u32,
-        kind: EventKind,
-        addr: u64,
-        size: u64,
-        site: u64,
-    ) -> bool {
+    pub(crate) fn try_shared_read(&self, stripe: u32, access: PlainAccess) -> bool {
         let Some(quantum) = self.quantum() else {
             return false;
         };
@@ -210,7 +203,7 @@ impl RecordThread {
         let now = self.kept.tick();
         self.retire_held(now, quantum, None);
         let clock = StripeSet::shared_read_clock(stripe, self.clock.get());
-        self.log_plain_access(clock, kind, addr, size, site);
+        self.log_plain_access(clock, access);
         true
     }
 
@@ -560,24 +553,17 @@ impl RecordThread {
     /// [`Self::append_on`] for a plain access on one `stripe` the thread
     /// holds (after [`Self::hold_access_fast`]).
     #[inline(always)]
-    pub(crate) fn append_on_stripe(
-        &self,
-        stripe: u32,
-        kind: EventKind,
-        addr: u64,
-        size: u64,
-        site: u64,
-    ) {
+    pub(crate) fn append_on_stripe(&self, stripe: u32, access: PlainAccess) {
         let clock = StripeSet::advance_stripe_clock(stripe, self.clock.get());
-        self.log_plain_access(clock, kind, addr, size, site);
+        self.log_plain_access(clock, access);
     }
 
     /// Logs a plain access at `clock`, in its compact form if it has one.
     #[inline(always)]
-    fn log_plain_access(&self, clock: u64, kind: EventKind, addr: u64, size: u64, site: u64) {
-        match rr_lite_trace::codec::compact_tag(kind, size) {
-            Some(tag) => self.log_access(clock, tag, addr, site),
-            None => self.log_entry(clock, kind, addr, size, site, 0),
+    fn log_plain_access(&self, clock: u64, a: PlainAccess) {
+        match rr_lite_trace::codec::compact_tag(a.kind, a.size) {
+            Some(tag) => self.log_access(clock, tag, a.addr, a.site),
+            None => self.log_entry(clock, a.kind, a.addr, a.size, a.site, 0),
         }
     }
 
@@ -762,6 +748,15 @@ impl RecordThread {
         self.clock.set(set.clock().max(self.clock.get()));
         set.unlock(self.id.get());
     }
+}
+
+/// A plain access a compiler hook reports (`events::record_access`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PlainAccess {
+    pub(crate) kind: EventKind,
+    pub(crate) addr: u64,
+    pub(crate) size: u64,
+    pub(crate) site: u64,
 }
 
 /// Which stripes an interposed call locked, and how to give them back.

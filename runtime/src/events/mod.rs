@@ -280,9 +280,15 @@ fn record_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site: u
     busy(t, || {
         let writes = kind.access() != rr_lite_trace::Access::Read;
         let single = StripeSet::single_data_stripe(addr, size);
+        let access = crate::record::PlainAccess {
+            kind,
+            addr,
+            size,
+            site,
+        };
         if let Some(stripe) = single
             && !writes
-            && t.record.try_shared_read(stripe, kind, addr, size, site)
+            && t.record.try_shared_read(stripe, access)
         {
             return;
         }
@@ -291,7 +297,7 @@ fn record_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site: u
         if let Some(stripe) = single
             && t.record.hold_access_fast(stripe, writes)
         {
-            return t.record.append_on_stripe(stripe, kind, addr, size, site);
+            return t.record.append_on_stripe(stripe, access);
         }
         let set = StripeSet::for_access(addr, size);
         t.record.hold_access(set, writes);
