@@ -103,7 +103,9 @@ pub(crate) fn clock_past_all() -> u64 {
 /// sees this or is seen (`crate::stripes::Stripe::end_sharing`).
 pub(crate) fn start_reading(id: u32, stripe: u32) {
     if let Some(h) = HOLDERS.get(id as usize) {
-        h.reading.store(stripe + 1, Ordering::Relaxed);
+        // Release: it may replace the mark of the stripe read before, whose
+        // waiter must then see this thread's clock (see `stop_reading`).
+        h.reading.store(stripe + 1, Ordering::Release);
         core::sync::atomic::fence(Ordering::SeqCst);
     }
 }
@@ -166,10 +168,7 @@ fn wait_for_reader(id: u32, h: &Holder, tag: u32) {
 /// it sleeps in the kernel outside the runtime, or its thread is gone.
 fn reader_away(id: u32, h: &Holder) -> bool {
     let tid = h.kernel_tid.load(Ordering::Acquire);
-    // SAFETY: signal 0 only checks that the thread exists.
-    let gone = tid == 0
-        || unsafe { libc::syscall(libc::SYS_tgkill, crate::sys::getpid_raw(), tid, 0) } != 0;
-    gone || asleep_outside_runtime(id)
+    tid == 0 || !crate::sys::thread_exists(tid) || asleep_outside_runtime(id)
 }
 
 /// The kernel thread id of logical thread `id`, 0 if unknown.

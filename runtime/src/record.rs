@@ -147,7 +147,7 @@ impl RecordThread {
         let held = self.held.get();
         if !held.is_empty() {
             self.release_held_set(held, self.held_share.get());
-            self.set_held(StripeSet::EMPTY);
+            self.set_held(StripeSet::EMPTY, false);
         }
         if !self.kept.is_empty() || !self.recent.is_empty() {
             self.release_kept();
@@ -179,18 +179,19 @@ impl RecordThread {
     /// the last access's stripes go back as at any access, the read is
     /// published as in flight until the next hook (`handover::
     /// start_reading`), and its clock is past the stripe's last write.
-    /// Returns false, holding nothing new, if the stripe is not read-shared
-    /// or the quantum does not apply (chaos, inside a call).
-    #[inline]
-    pub(crate) fn try_shared_read(&self, stripe: u32, access: PlainAccess) -> bool {
-        let Some(quantum) = self.quantum() else {
-            return false;
-        };
-        if !StripeSet::is_shared(stripe) {
-            return false;
-        }
+    /// Returns false, holding nothing new, if the stripe is not read-shared.
+    /// Only under the `quantum` (not in chaos recordings nor inside calls).
+    #[inline(always)]
+    pub(crate) fn try_shared_read(&self, stripe: u32, quantum: u32, access: PlainAccess) -> bool {
+        // Inline: every plain read looks; the rest is out of line.
+        StripeSet::is_shared(stripe) && self.shared_read(stripe, quantum, access)
+    }
+
+    /// [`Self::try_shared_read`] once the stripe was seen shared.
+    #[inline(never)]
+    fn shared_read(&self, stripe: u32, quantum: u32, access: PlainAccess) -> bool {
         if self.reading.get() != stripe + 1 {
-            self.stop_reading();
+            // (The mark moves from the last stripe read, if any, at once.)
             crate::handover::start_reading(self.id.get(), stripe);
             self.reading.set(stripe + 1);
             // Looked at again after the mark, fenced: a thread ending the
@@ -229,11 +230,11 @@ impl RecordThread {
         }
     }
 
-    /// Sets `held` and its one-number form `held_one`.
+    /// Sets `held`, its one-number form `held_one`, and `held_share`.
     #[inline(always)]
-    fn set_held(&self, set: StripeSet) {
+    fn set_held(&self, set: StripeSet, share: bool) {
         self.held.set(set);
-        self.held_share.set(false);
+        self.held_share.set(share);
         self.held_one.set(match set.single() {
             Some(stripe) => stripe,
             None if set.is_empty() => HELD_NOTHING,
@@ -252,10 +253,7 @@ impl RecordThread {
     /// returns false otherwise. A loop walking its own data takes this
     /// path at nearly every access.
     #[inline(always)]
-    pub(crate) fn hold_access_fast(&self, stripe: u32, writes: bool) -> bool {
-        let Some(quantum) = self.quantum() else {
-            return false;
-        };
+    pub(crate) fn hold_access_fast(&self, stripe: u32, quantum: u32, writes: bool) -> bool {
         let now = self.kept.hooks().wrapping_add(1);
         if !self.kept.is_empty() || crate::quantum::recent_scan_at(now) {
             return false;
@@ -285,8 +283,10 @@ impl RecordThread {
             if retires_to_recent && let Some(evicted) = self.recent.insert(held, now) {
                 self.release_set(StripeSet::of_stripe(evicted));
             }
+            // (`set_held`, spelled out: its match on the set is known here.)
             self.held.set(StripeSet::of_stripe(stripe));
             self.held_one.set(stripe);
+            self.held_share.set(false);
             self.held_private.set(true);
         }
         self.kept.set_hooks(now);
@@ -301,7 +301,7 @@ impl RecordThread {
     /// Whether the quantum applies now: on, and outside the calls that
     /// keep stripes of their own.
     #[inline]
-    fn quantum(&self) -> Option<u32> {
+    pub(crate) fn quantum(&self) -> Option<u32> {
         let quantum = crate::quantum::get();
         (quantum > 0 && self.nest_depth.get() == 0 && self.nested_len.get() == 0).then_some(quantum)
     }
@@ -328,7 +328,7 @@ impl RecordThread {
     fn retire_held(&self, now: u32, quantum: u32, next: Option<u32>) -> bool {
         let held = self.held.get();
         let share = self.held_share.get();
-        self.set_held(StripeSet::EMPTY);
+        self.set_held(StripeSet::EMPTY, false);
         let since = self.held_since.get();
         let mut reused = false;
         match held.single() {
@@ -340,8 +340,7 @@ impl RecordThread {
             // (A stripe number, not the set: a copy of the set just built
             // field by field would stall on its stores.)
             Some(stripe) if next == Some(stripe) && StripeSet::reusable(stripe, self.id.get()) => {
-                self.set_held(held);
-                self.held_share.set(share);
+                self.set_held(held, share);
                 reused = true;
             }
             Some(stripe) if self.held_private.get() => {
@@ -389,7 +388,7 @@ impl RecordThread {
                 if writes {
                     StripeSet::note_write(stripe);
                 }
-                self.set_held(set);
+                self.set_held(set, false);
                 self.held_since.set(since);
                 self.held_private.set(false);
                 return;
@@ -412,15 +411,10 @@ impl RecordThread {
             self.release_kept();
             set.lock(me);
         }
-        self.set_held(set);
         // A stripe several threads read in turn becomes read-shared when
         // this read is done, so that the next readers take no lock.
-        if !writes
-            && let Some(stripe) = single
-            && StripeSet::read_in_turn(stripe, me)
-        {
-            self.held_share.set(true);
-        }
+        let share = !writes && single.is_some_and(|stripe| StripeSet::read_in_turn(stripe, me));
+        self.set_held(set, share);
         // Only a shared, written stripe is worth keeping, and only while
         // kept ones are used again: the others go back at the next hook as
         // without a quantum (their start is a quantum ago), which spares
@@ -443,9 +437,7 @@ impl RecordThread {
     #[inline]
     fn hold_again(&self, set: StripeSet, stripe: u32, writes: bool, since: u32, private: bool) {
         StripeSet::claim(stripe, self.id.get(), writes);
-        let share = self.held_share.get() && !writes;
-        self.set_held(set);
-        self.held_share.set(share);
+        self.set_held(set, self.held_share.get() && !writes);
         self.held_private.set(private);
         self.held_since.set(since);
     }
@@ -489,7 +481,7 @@ impl RecordThread {
         }
         debug_assert!(self.held.get().is_empty(), "release before taking more");
         set.lock(self.id.get());
-        self.set_held(set);
+        self.set_held(set, false);
         self.held_private.set(false);
     }
 
@@ -570,11 +562,7 @@ impl RecordThread {
     /// [`Self::log_entry`] for a plain access with a compact form (`tag`).
     #[inline(always)]
     fn log_access(&self, clock: u64, tag: u8, addr: u64, site: u64) {
-        self.clock.set(clock);
-        crate::handover::publish_clock(self.id.get(), clock);
-        if !self.with_log(|log| log.append_access(tag, clock, addr, site)) {
-            self.log_write_failed();
-        }
+        self.log_with(clock, |log| log.append_access(tag, clock, addr, site));
     }
 
     /// Logs an entry at `clock`, the thread's new clock.
@@ -588,8 +576,6 @@ impl RecordThread {
         site: u64,
         payload: u64,
     ) {
-        self.clock.set(clock);
-        crate::handover::publish_clock(self.id.get(), clock);
         let entry = Entry {
             clock,
             kind,
@@ -598,7 +584,16 @@ impl RecordThread {
             site,
             payload,
         };
-        if !self.with_log(|log| log.append(&entry)) {
+        self.log_with(clock, |log| log.append(&entry));
+    }
+
+    /// Takes `clock` as the thread's, publishes it, and appends with
+    /// `append` (false: the log could not grow).
+    #[inline(always)]
+    fn log_with(&self, clock: u64, append: impl FnOnce(&mut LogWriter) -> bool) {
+        self.clock.set(clock);
+        crate::handover::publish_clock(self.id.get(), clock);
+        if !self.with_log(append) {
             self.log_write_failed();
         }
     }

@@ -425,7 +425,7 @@ impl StripeSet {
     /// worth keeping for the quantum: another thread held it before, and
     /// this access or that thread wrote it (data every thread only reads
     /// orders nothing, and keeping it only makes readers wait).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn claim(i: u32, me: u32, writes: bool) -> bool {
         let stripe = &TABLE[i as usize];
         // Plain load and store: only the lock's holder writes the field.
@@ -615,6 +615,25 @@ mod tests {
         assert_eq!(inside, s);
         let spanning = StripeSet::for_access(0x1000 + BLOCK - 4, 8);
         assert_eq!(spanning.indices().count(), 2);
+    }
+
+    #[test]
+    fn the_fast_single_stripe_agrees_with_the_general_set() {
+        let end = u64::from(DATA_STRIPES) * BLOCK;
+        for base in [0x1000, end - BLOCK, pseudo::BASE - BLOCK, pseudo::fd(3)] {
+            for offset in 0..2 * BLOCK {
+                for size in [1, 2, 4, 8, 16, 48, 64] {
+                    let addr = base + offset;
+                    assert_eq!(
+                        StripeSet::single_data_stripe(addr, size),
+                        StripeSet::for_access(addr, size)
+                            .single()
+                            .filter(|&s| s < DATA_STRIPES),
+                        "{addr:#x} + {size}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -294,6 +294,13 @@ pub(crate) fn getpid_raw() -> u32 {
     unsafe { libc::syscall(libc::SYS_getpid) as u32 }
 }
 
+/// Whether kernel thread `tid` of this process exists (signal 0 only
+/// checks).
+pub(crate) fn thread_exists(tid: u32) -> bool {
+    // SAFETY: signal 0 sends nothing; a raw call, out of the program's way.
+    unsafe { libc::syscall(libc::SYS_tgkill, getpid_raw(), tid, 0) == 0 }
+}
+
 /// Stops the calling thread for good (the process ends elsewhere).
 pub(crate) fn wait_forever() -> ! {
     static NEVER: AtomicU32 = AtomicU32::new(0);

@@ -170,10 +170,7 @@ pub(crate) fn wait_exited(id: u32) {
     };
     while slot.exited.load(Ordering::Acquire) == 0 {
         let tid = crate::handover::kernel_tid(id);
-        // SAFETY: signal 0 only checks that the thread exists.
-        let gone = tid != 0
-            && unsafe { libc::syscall(libc::SYS_tgkill, crate::sys::getpid_raw(), tid, 0) } != 0;
-        if gone {
+        if tid != 0 && !crate::sys::thread_exists(tid) {
             return;
         }
         crate::sys::futex_wait(&slot.exited, 0, 50_000_000);
@@ -228,13 +225,11 @@ fn wait_gone(id: u32) {
     if tid == 0 {
         return;
     }
-    let pid = crate::sys::getpid_raw();
     let mut spins = 0u32;
     // Raw system calls: the runtime's own sleep and yield wrappers would
     // end the event this runs in (record releases its stripes, replay
     // publishes it as done).
-    // SAFETY: signal 0 only checks that the thread exists.
-    while unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, 0) } == 0 {
+    while crate::sys::thread_exists(tid) {
         spins += 1;
         if spins < 64 {
             // SAFETY: no arguments.
