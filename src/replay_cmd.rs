@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use rr_lite_replayer::governor::{OneCpu, why_not_one_cpu};
 use rr_lite_replayer::{DeadlockReport, DivergenceReport, ReplayOptions, ReplayOutcome, replay};
 use rr_lite_symbols::Symbolizer;
 use rr_lite_trace::plan::{DEADLOCK_STATUS, DIVERGENCE_STATUS, PlanVariant};
@@ -33,6 +34,14 @@ pub struct ReplayArgs {
     /// command it would run is shown.
     #[arg(long)]
     accept_foreign: bool,
+    /// When the replayed threads share one CPU: `auto` moves them to one while they hand
+    /// over to each other so often that waking a thread on another CPU costs more than
+    /// running them in turn (a park rate the replayer watches), and back when that stops;
+    /// `never` keeps every CPU; `always` uses one from the start. Only speed changes: the
+    /// program sees its recorded CPU mask either way. Programs using LLVM's OpenMP runtime
+    /// keep every CPU (it reads its mask with a raw system call replay cannot serve).
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = OneCpuArg::Auto)]
+    one_cpu: OneCpuArg,
     /// Replay under gdb: breakpoints, stepping and `continue` work as usual, and the
     /// replay stays on the recorded path. Without --at or --at-end, gdb stops where it
     /// would by itself (a crash, a breakpoint you set). In gdb, `rr-lite-event` shows
@@ -64,6 +73,14 @@ pub struct ReplayArgs {
     pub(crate) gdb_args: Vec<std::ffi::OsString>,
 }
 
+/// `replay --one-cpu`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum OneCpuArg {
+    Auto,
+    Never,
+    Always,
+}
+
 /// Exit statuses of the replay, besides the program's own.
 pub const STATUS_HELP: &str = "Exit status: the program's (128+N if signal N ended it); \
 86 if the replay diverged from the recording; 87 if the watchdog stopped it (a deadlock, or a stall: \
@@ -82,6 +99,11 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
         variant,
         watchdog: Duration::from_millis(args.watchdog_ms),
         accept_foreign: args.accept_foreign,
+        one_cpu: match args.one_cpu {
+            OneCpuArg::Auto => OneCpu::Auto,
+            OneCpuArg::Never => OneCpu::Never,
+            OneCpuArg::Always => OneCpu::Always,
+        },
     };
     // The program loads the runtime from the cache: restore it if deleted.
     rr_lite_recorder::runtime::install()?;
@@ -93,6 +115,9 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
         args.gdb_args.is_empty(),
         "arguments after `--` are for gdb: add --debug to replay under gdb"
     );
+    if let (OneCpu::Always, Some(why)) = (options.one_cpu, why_not_one_cpu(&trace)) {
+        eprintln!("rr-lite: warning: --one-cpu always ignored: {why}");
+    }
     let outcome = replay(&trace, &options)?;
     let mut symbols = symbolizer(&trace)?;
     match outcome {

@@ -80,30 +80,40 @@ fn replay_all_modes(rec: &Recorded) {
         .chain(std::iter::repeat_n("--verify", VERIFY_REPLAYS))
         .collect();
     for (n, &mode) in modes.iter().enumerate() {
-        let out = replay(&rec.trace, &[mode]);
-        let what = format!("replay {mode} (#{n}) of {}", rec.trace.display());
-        assert_eq!(
-            status_code(&out),
-            rec.status,
-            "exit status differs from the recording's\n{}\n--- recording ---\n{}",
-            describe(&what, &out),
-            rec.describe()
-        );
-        let stdout = text(&out.stdout);
-        assert!(
-            stdout == rec.stdout,
-            "stdout differs from the recording's: {}\n{}\n--- recording ---\n{}",
-            first_difference(&rec.stdout, &stdout),
-            describe(&what, &out),
-            rec.describe()
-        );
-        let stderr = text(&out.stderr);
-        assert!(
-            !stderr.contains("rr-lite:"),
-            "rr-lite complained\n{}",
-            describe(&what, &out)
-        );
+        assert_replays_as_recorded(rec, &[mode], n);
     }
+}
+
+/// `replay ARGS` of `rec` (the `n`th such) ends as the recording did, with
+/// its stdout and no complaint from rr-lite.
+fn assert_replays_as_recorded(rec: &Recorded, args: &[&str], n: usize) {
+    let out = replay(&rec.trace, args);
+    let what = format!(
+        "replay {} (#{n}) of {}",
+        args.join(" "),
+        rec.trace.display()
+    );
+    assert_eq!(
+        status_code(&out),
+        rec.status,
+        "exit status differs from the recording's\n{}\n--- recording ---\n{}",
+        describe(&what, &out),
+        rec.describe()
+    );
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout == rec.stdout,
+        "stdout differs from the recording's: {}\n{}\n--- recording ---\n{}",
+        first_difference(&rec.stdout, &stdout),
+        describe(&what, &out),
+        rec.describe()
+    );
+    let stderr = text(&out.stderr);
+    assert!(
+        !stderr.contains("rr-lite:"),
+        "rr-lite complained\n{}",
+        describe(&what, &out)
+    );
 }
 
 /// Where `replayed` departs from `recorded`, in a few words.
@@ -306,6 +316,31 @@ fn clang_read_then_write_pairs_replay() {
 )]
 fn clang_openmp_constructs_replay() {
     clang_openmp_program_replays("replay_openmp");
+}
+
+/// LLVM's libomp reads its CPU mask with a raw system call when the
+/// program first uses OpenMP, and starts a thread per CPU: moved to one CPU
+/// it would start fewer than recorded and diverge. `replay --one-cpu
+/// always` says so and keeps every CPU, and the replay is exact.
+#[test]
+#[cfg_attr(
+    rr_lite_no_clang,
+    ignore = "clang-14 not found: install it, or set RR_LITE_REQUIRE_CLANG=1 to fail instead"
+)]
+fn libomp_programs_keep_their_cpus() {
+    let Some(exe) = build_clang_openmp("replay_openmp") else {
+        return;
+    };
+    let rec = common::record(&exe, &[]);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    let out = replay(&rec.trace, &["--one-cpu", "always"]);
+    let what = describe("replay --one-cpu always", &out);
+    assert_eq!(status_code(&out), 0, "{what}");
+    assert_eq!(text(&out.stdout), rec.stdout, "{what}");
+    assert!(
+        text(&out.stderr).contains("--one-cpu always ignored: the program uses LLVM's OpenMP"),
+        "{what}"
+    );
 }
 
 /// libomp registers each process in `/dev/shm/__KMP_REGISTERED_LIB_<pid>_<uid>`;
@@ -1279,6 +1314,36 @@ fn reads_of_read_shared_data_racing_with_writes_replay_exactly() {
         let rec = common::record(&exe, &["3000"]);
         assert_eq!(rec.status, 0, "{}", rec.describe());
         replay_all_modes(&rec);
+    }
+}
+
+/// A program that starts one worker per CPU of its mask, as OpenMP
+/// runtimes and thread pools do, replays exactly with every thread on one
+/// CPU (`replay --one-cpu always`) and on all of them: it sees the recorded
+/// mask and CPU numbers (`sched_getaffinity`, `pthread_getaffinity_np` and
+/// `sched_getcpu` are input events), not the ones it runs with.
+#[test]
+fn a_program_sizing_its_work_by_its_cpus_replays_exactly_on_one_cpu() {
+    let exe = build("replay_cpu_mask");
+    let rec = common::record(&exe, &[]);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    let cpus: usize = rec
+        .stdout
+        .strip_prefix("cpus ")
+        .and_then(|rest| rest.split(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no CPU count\n{}", rec.describe()));
+    if cpus < 2 {
+        eprintln!("SKIPPED: the recording saw {cpus} CPU; one CPU at replay would change nothing");
+        return;
+    }
+    let modes: [&[&str]; 4] = [
+        &["--one-cpu", "always", "--parallel"],
+        &["--one-cpu", "always", "--sequential"],
+        &["--one-cpu", "always", "--verify"],
+        &["--one-cpu", "never", "--parallel"],
+    ];
+    for (n, args) in modes.iter().enumerate() {
+        assert_replays_as_recorded(&rec, args, n);
     }
 }
 

@@ -5,7 +5,9 @@
 //! or packed trace through paths of the recorded lengths, `places`) with
 //! the runtime in replay mode, watches the shared state for a deadlock, and
 //! reads back how it ended: the program's status, a divergence, or a
-//! deadlock, with the details for a report. `debug` runs the same session
+//! deadlock, with the details for a report; `governor` moves the
+//! program's threads to one CPU while they hand over to each other at fine
+//! grain (`replay --one-cpu`). `debug` runs the same session
 //! under gdb (`replay --debug`). `inputs` tells which files the program
 //! read live have changed since the recording.
 
@@ -13,6 +15,7 @@
 
 pub mod debug;
 mod error;
+pub mod governor;
 mod hidden_waits;
 pub mod inputs;
 mod leftovers;

@@ -21,6 +21,7 @@ use rr_lite_trace::state::{
 use rr_lite_trace::{EventKind, ProgramEnding, RecordedEvent, TraceDir};
 
 use crate::ReplayError;
+use crate::governor::{CpuGovernor, OneCpu, why_not_one_cpu};
 use crate::leftovers::OpenMpRegistration;
 use crate::places::{Places, TRACE_ENV};
 use crate::plans::ensure_plans;
@@ -38,6 +39,8 @@ pub struct ReplayOptions {
     pub watchdog: Duration,
     /// Run the program of a trace another user owns (see [`check_trust`]).
     pub accept_foreign: bool,
+    /// When the threads share one CPU (see `crate::governor`).
+    pub one_cpu: OneCpu,
 }
 
 /// How a replay ended.
@@ -383,6 +386,12 @@ pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome
     let header = prepared.header;
     let state_path = prepared.state_path.clone();
     let mut cmd = program_command(header, &prepared.session, &prepared.places);
+    let one_cpu = match why_not_one_cpu(trace) {
+        Some(_) => OneCpu::Never,
+        None => options.one_cpu,
+    };
+    let mut governor = CpuGovernor::new(one_cpu, &state_path);
+    governor.start();
 
     let mut last_progress = (u64::MAX, Instant::now());
     let mut last_event = (u64::MAX, Instant::now());
@@ -403,6 +412,7 @@ pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome
             let Some(s) = State::read(&state_path) else {
                 return Tick::Continue;
             };
+            governor.tick(&s.0);
             // The recording ended by a signal from outside (Ctrl-C, kill): once
             // every thread is where it was then, end the replay the same way.
             if let Some(signal) = recorded_signal.filter(|_| !signalled && s.all_at_end()) {

@@ -256,6 +256,9 @@ real_functions! {
     fn getlogin_r(buf: *mut c_char, len: size_t) -> c_int;
     fn ttyname(fd: c_int) -> *mut c_char;
     fn ttyname_r(fd: c_int, buf: *mut c_char, len: size_t) -> c_int;
+    fn sched_getaffinity(pid: libc::pid_t, size: size_t, mask: *mut libc::cpu_set_t) -> c_int;
+    fn pthread_getaffinity_np(t: pthread_t, size: size_t, mask: *mut libc::cpu_set_t) -> c_int;
+    fn sched_getcpu() -> c_int;
     fn get_nprocs() -> c_int;
     fn get_nprocs_conf() -> c_int;
     fn sysconf(name: c_int) -> libc::c_long;

@@ -268,6 +268,28 @@ pub(crate) fn gettid_raw() -> u32 {
     unsafe { libc::syscall(libc::SYS_gettid) as u32 }
 }
 
+/// Confines the calling thread (and the threads it creates from now on)
+/// to CPU `cpu`; false if the kernel refused (a CPU outside the cgroup).
+pub(crate) fn run_on_cpu(cpu: u32) -> bool {
+    let mut mask = [0u64; 16];
+    let Some(word) = mask.get_mut(cpu as usize / 64) else {
+        return false;
+    };
+    *word = 1 << (cpu % 64);
+    // SAFETY: the kernel reads `size_of_val(&mask)` bytes of our buffer; a
+    // raw call, so that the program's view of its mask (the interposed
+    // wrappers serve the recorded one) is not involved.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_sched_setaffinity,
+            0,
+            core::mem::size_of_val(&mask),
+            mask.as_ptr(),
+        )
+    };
+    r == 0
+}
+
 /// CPUs in the calling thread's affinity mask (0 if the call fails).
 pub(crate) fn cpus_in_affinity() -> u32 {
     let mut mask = [0u64; 16];

@@ -2,8 +2,9 @@
 //! supervision and report how it ended. ASLR is off (the personality is
 //! inherited through exec), Ctrl-C is left to the program (same process
 //! group; the supervisor ignores it and reports how the program ended),
-//! SIGTERM and SIGHUP are forwarded, and a periodic tick lets the caller
-//! run a watchdog.
+//! SIGTERM and SIGHUP are forwarded, a periodic tick lets the caller
+//! run a watchdog, and [`affinity`] moves the program's threads between
+//! CPUs.
 //!
 //! Both the recorder and the replayer run programs this way; it is a crate
 //! of its own so that the replayer does not depend on the recorder (the
@@ -11,6 +12,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod affinity;
 mod error;
 mod stdin;
 mod watch;

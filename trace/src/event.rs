@@ -162,8 +162,9 @@ event_kinds! {
     /// Address: the stack cache's pseudo-address.
     ThreadStacks = 36, ReadModifyWrite, false, "thread-stacks";
     /// Input from outside the program: read/recv/recvfrom on a pipe, FIFO,
-    /// socket or character device, or getrandom; address: the descriptor's
-    /// pseudo-address (getrandom: the random state's); payload: the byte
+    /// socket or character device, getrandom, or a thread's CPU mask;
+    /// address: the descriptor's pseudo-address (getrandom: the random
+    /// state's, the CPU mask: [`pseudo::CPUS`]); payload: the byte
     /// count, or -errno; the bytes are in the thread's `input-NNNN.bin`.
     Input = 37, ReadModifyWrite, true, "input";
     /// Atomic load (`__tsan_atomic*_load`).
@@ -242,6 +243,10 @@ pub mod pseudo {
     /// The stack cache's pseudo-address in traces recorded before
     /// 2026-11-25 (its events were not ordered with the mappings then).
     pub const THREAD_STACKS_BEFORE_2026_11_25: u64 = BASE + 13 * STRIDE;
+    /// The CPUs a thread may run on (`sched_getaffinity`,
+    /// `pthread_getaffinity_np`): input from outside, since a replay may
+    /// run the threads elsewhere (`replay --one-cpu`).
+    pub const CPUS: u64 = BASE + 14 * STRIDE;
     /// OpenMP (libgomp): a team's start, written by the thread that starts
     /// the parallel region, read by every member as it begins.
     pub const OMP_FORK: u64 = BASE + 5 * STRIDE;
@@ -297,6 +302,7 @@ pub mod pseudo {
             DESCRIPTORS => Some("<descriptor table>".into()),
             MAPPINGS => Some("<mappings>".into()),
             THREAD_STACKS_BEFORE_2026_11_25 => Some("<thread stacks>".into()),
+            CPUS => Some("<cpus>".into()),
             OMP_FORK => Some("<omp fork>".into()),
             OMP_JOIN => Some("<omp join>".into()),
             OMP_BARRIER => Some("<omp barrier>".into()),

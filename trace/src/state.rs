@@ -16,7 +16,7 @@ use core::sync::atomic::{AtomicU32, AtomicU64};
 /// First eight bytes of the state file.
 pub const STATE_MAGIC: [u8; 8] = *b"RRLITE\0R";
 /// Layout version of the state file (bumped with any change of the types).
-pub const STATE_VERSION: u32 = 3;
+pub const STATE_VERSION: u32 = 4;
 /// Name of the state file inside a replay session directory.
 pub const STATE_FILE: &str = "state";
 
@@ -32,11 +32,15 @@ pub struct StateHeader {
     pub threads: u32,
     /// Sequential replay: the global sequence number whose turn it is.
     pub turn: AtomicU64,
-    /// Unused, zero: a thread waiting for a turn parks on its own slot's
-    /// futex word, and passing the turn looks at every slot's wanted turn.
-    /// Kept so that the layout (and the state version) stays the same.
-    pub turn_futex: AtomicU32,
-    pub turn_sleepers: AtomicU32,
+    /// Times a thread of the program parked (a futex wait for another
+    /// thread's event or the turn), wrapping: the replayer's CPU governor
+    /// reads its rate (see `one_cpu`).
+    pub parks: AtomicU32,
+    /// CPU + 1 while the replayer keeps every thread of the program on
+    /// that one CPU (`replay --one-cpu`), 0 otherwise: the runtime's
+    /// waiters then count one core, and yield instead of spinning; a
+    /// runtime that finds it set at start moves its main thread there.
+    pub one_cpu: AtomicU32,
     /// Non-zero once a thread diverged: a [`Divergence`] code. The first
     /// thread to set it fills in `divergence`.
     pub diverged: AtomicU32,
@@ -197,8 +201,8 @@ impl StateHeader {
             version: STATE_VERSION,
             threads,
             turn: AtomicU64::new(0),
-            turn_futex: AtomicU32::new(0),
-            turn_sleepers: AtomicU32::new(0),
+            parks: AtomicU32::new(0),
+            one_cpu: AtomicU32::new(0),
             diverged: AtomicU32::new(0),
             plan_variant,
             divergence: DivergenceReport {
@@ -258,6 +262,10 @@ pub struct ProgressSnapshot {
     pub recorded: u64,
 }
 
+/// Where the replayer writes the header's `one_cpu` word (4 bytes, little
+/// endian) into the live state file.
+pub const ONE_CPU_OFFSET: usize = offset_of!(StateHeader, one_cpu);
+
 impl StateSnapshot {
     /// `None` if shorter than the header.
     pub fn parse(bytes: &[u8]) -> Option<StateSnapshot> {
@@ -287,6 +295,16 @@ impl StateSnapshot {
 
     pub fn turn(&self) -> u64 {
         self.u64_at(offset_of!(StateHeader, turn))
+    }
+
+    /// Parks so far, all threads (wrapping).
+    pub fn parks(&self) -> u32 {
+        self.u32_at(offset_of!(StateHeader, parks))
+    }
+
+    /// Events completed so far, all threads: what replay has done.
+    pub fn events_done(&self) -> u64 {
+        (0..self.threads()).fold(0u64, |sum, t| sum.wrapping_add(self.thread(t).done))
     }
 
     pub fn debug_stop(&self) -> Option<DebugStop> {

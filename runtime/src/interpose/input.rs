@@ -298,3 +298,72 @@ extern "C" fn recvmsg_impl(fd: c_int, msg: *mut libc::msghdr, flags: c_int, site
     r
 }
 with_site!(recvmsg => recvmsg_impl, "rcx");
+
+/// `sched_getaffinity` and `pthread_getaffinity_np`: the CPUs a thread may
+/// run on come from outside the program, and replay may run it on others
+/// (`replay --one-cpu`), while the program sizes its work by them (libgomp
+/// its teams, `std::thread::available_parallelism`). The mask is input:
+/// saved in record, served in replay. `op` makes the real call and returns
+/// 0 or an error number; so does this.
+fn affinity_call(
+    mask: *mut libc::cpu_set_t,
+    size: size_t,
+    site: u64,
+    op: impl FnOnce() -> c_int,
+) -> c_int {
+    if !mode::active() || mask.is_null() {
+        return op();
+    }
+    let bufs = Buffers::one(mask.cast(), size);
+    let r = input_call(pseudo::CPUS, bufs, site, Source::Outside, || match op() {
+        0 => size as ssize_t,
+        error => {
+            sys::set_errno(error);
+            -1
+        }
+    });
+    if r >= 0 { 0 } else { sys::errno() }
+}
+
+extern "C" fn sched_getaffinity_impl(
+    pid: libc::pid_t,
+    size: size_t,
+    mask: *mut libc::cpu_set_t,
+    site: u64,
+) -> c_int {
+    let r = affinity_call(mask, size, site, || {
+        // SAFETY: forwarding.
+        match unsafe { real::sched_getaffinity(pid, size, mask) } {
+            0 => 0,
+            _ => sys::errno(),
+        }
+    });
+    if r == 0 {
+        0
+    } else {
+        sys::set_errno(r);
+        -1
+    }
+}
+with_site!(sched_getaffinity => sched_getaffinity_impl, "rcx");
+
+extern "C" fn pthread_getaffinity_np_impl(
+    thread: libc::pthread_t,
+    size: size_t,
+    mask: *mut libc::cpu_set_t,
+    site: u64,
+) -> c_int {
+    // SAFETY: forwarding.
+    affinity_call(mask, size, site, || unsafe {
+        real::pthread_getaffinity_np(thread, size, mask)
+    })
+}
+with_site!(pthread_getaffinity_np => pthread_getaffinity_np_impl, "rcx");
+
+/// `sched_getcpu`: where the thread runs now, a value from outside.
+extern "C" fn sched_getcpu_impl(site: u64) -> c_int {
+    // SAFETY: forwarding.
+    events::log_outside_value(site, || unsafe { real::sched_getcpu() } as u32 as u64) as u32
+        as c_int
+}
+with_site!(sched_getcpu => sched_getcpu_impl, "rdi");

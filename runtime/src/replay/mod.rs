@@ -113,8 +113,21 @@ pub(crate) fn guarded<R>(r: &ReplayThread, op: impl FnOnce() -> R) -> R {
 }
 
 /// Opens the replay session: maps the state file and finds the plans.
+/// Called by the main thread before any other starts: under `replay
+/// --one-cpu always` it moves to the replayer's CPU here, and the threads
+/// it creates inherit that.
 pub(crate) fn open_session(session_dir: &[u8]) -> bool {
-    shared::map_state(session_dir) && plan::set_plan_dir(crate::mode::TRACE_DIR.get(), session_dir)
+    if !shared::map_state(session_dir) {
+        return false;
+    }
+    if let Some(cpu) = shared::header()
+        .one_cpu
+        .load(Ordering::Relaxed)
+        .checked_sub(1)
+    {
+        sys::run_on_cpu(cpu);
+    }
+    plan::set_plan_dir(crate::mode::TRACE_DIR.get(), session_dir)
 }
 
 /// Where counting must stop next: the index of the next point, the
@@ -339,8 +352,12 @@ enum WaitStyle {
     Park,
 }
 
-/// The cores this process may run on (its affinity mask), at least 1.
+/// The cores this process may run on (its affinity mask, or one while
+/// the replayer keeps the threads on one CPU), at least 1.
 fn cores() -> u32 {
+    if shared::header().one_cpu.load(Ordering::Relaxed) != 0 {
+        return 1;
+    }
     static CORES: AtomicU32 = AtomicU32::new(0);
     let known = CORES.load(Ordering::Relaxed);
     if known != 0 {
@@ -414,6 +431,7 @@ fn wait_until(r: &ReplayThread, ready: impl Fn() -> bool, parking: Parking<'_>) 
             sleepers.fetch_add(1, Ordering::SeqCst);
         }
         if !ready() {
+            shared::header().parks.fetch_add(1, Ordering::Relaxed);
             let timeout = parking
                 .timeout_ns
                 .min(crate::handover::HANDOVER_AFTER_NS / 2);

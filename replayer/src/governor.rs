@@ -1,0 +1,360 @@
+//! Which CPUs a replay runs on (`replay --one-cpu`).
+//!
+//! A kept dependency whose waiter had to park costs a futex wake, and on a
+//! virtual machine a wake-up sent to another CPU costs an interrupt between
+//! virtual CPUs: some 18 µs a park on this project's 2-vCPU machines
+//! (shared_index, 4 threads: 57 k parks, 2.1 s on both CPUs against 1.04 s
+//! with every thread on one, where the threads hand over by yielding). But
+//! parks alone do not tell which is faster: racy_share with half its
+//! accesses shared parks 8 k times a second and replays 1.4x slower on one
+//! CPU, where its threads, which mostly find their events done, lose the
+//! second CPU's work. So `auto` measures instead of guessing:
+//!
+//! - Every tick (`session::TICK`) the replayer reads two counters from the
+//!   state file: events done (the slots' `done`) and parks (the header's).
+//! - Spread over every CPU, while parks reach [`TRIAL_PARKS_PER_S`], it
+//!   tries one CPU for a tick: every thread of the program moves there
+//!   (its mask, through `/proc/PID/task`) and the header's `one_cpu` tells
+//!   the runtime's waiters that one core is all they have (they yield
+//!   instead of spinning). If events went at least [`MARGIN`] times faster
+//!   than in the tick before, the threads stay; otherwise they spread
+//!   again, and the next trial waits twice as long as the last (from
+//!   [`FIRST_BACKOFF`] to [`MAX_BACKOFF`]).
+//! - Confined, it tries every CPU again after the same kind of backoff
+//!   (the program may have left its sharing phase), and spreads if events
+//!   go [`MARGIN`] times faster.
+//!
+//! The program cannot tell: its own affinity queries are served from the
+//! recording (`sched_getaffinity`, `pthread_getaffinity_np`, `sched_getcpu`
+//! are input events). Only speed changes, never the replayed path. One
+//! exception is known, and left alone ([`why_not_one_cpu`]): LLVM's OpenMP
+//! runtime reads its mask with a raw system call, when the program first
+//! uses OpenMP, and sizes its teams by it.
+
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rr_lite_supervise::affinity::{cpus_of, set_process_cpus};
+use rr_lite_trace::TraceDir;
+use rr_lite_trace::state::{ONE_CPU_OFFSET, StateSnapshot};
+
+/// Parks per second from which `auto` tries one CPU. The sharing-heavy
+/// workloads that replay faster on one CPU park 27 k to 44 k times a second
+/// on two; workloads that share little, almost never.
+pub const TRIAL_PARKS_PER_S: f64 = 5_000.0;
+/// How much faster (events per second) the other placement must be to be
+/// kept after its trial tick.
+pub const MARGIN: f64 = 1.15;
+/// The wait before the first trial is repeated, doubled after each failed
+/// one up to [`MAX_BACKOFF`].
+pub const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+pub const MAX_BACKOFF: Duration = Duration::from_secs(8);
+
+/// `replay --one-cpu`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OneCpu {
+    /// One CPU while that replays events faster (tried and measured).
+    #[default]
+    Auto,
+    /// Every CPU the replay may use, always.
+    Never,
+    /// One CPU from the start.
+    Always,
+}
+
+/// Why the threads of `trace`'s program must keep the CPUs they start
+/// with, if they must: it maps LLVM's OpenMP runtime (libomp, or Intel's
+/// libiomp5), which reads its CPU mask with the `syscall` function rather
+/// than the wrappers replay serves, and starts as many threads as it finds
+/// CPUs there.
+pub fn why_not_one_cpu(trace: &TraceDir) -> Option<String> {
+    let maps = std::fs::read_to_string(trace.maps_path()).ok()?;
+    let libomp = maps
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(5))
+        .find(|path| {
+            let name = path.rsplit('/').next().unwrap_or(path);
+            name.starts_with("libomp.so") || name.starts_with("libiomp5.so")
+        })?;
+    Some(format!(
+        "the program uses LLVM's OpenMP runtime ({libomp}), which reads its CPU mask \
+         with a raw system call replay cannot serve"
+    ))
+}
+
+/// A reading of the runtime's counters.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    at: Instant,
+    events: u64,
+    parks: u32,
+}
+
+/// Where `auto` stands.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Placement {
+    /// On every CPU; the next trial of one CPU not before `next_trial`.
+    Spread { next_trial: Instant },
+    /// On one CPU for a trial tick; `before`: events per second spread.
+    TryingOne { before: f64 },
+    /// On one CPU; the next trial of every CPU not before `next_trial`.
+    Confined { next_trial: Instant },
+    /// On every CPU for a trial tick; `before`: events per second confined.
+    TryingAll { before: f64 },
+}
+
+/// The governor of one replay.
+#[derive(Debug)]
+pub(crate) struct CpuGovernor {
+    policy: OneCpu,
+    state_path: PathBuf,
+    /// The CPUs the replay started with (the replayer's, which the program
+    /// inherits), lowest first.
+    cpus: Vec<usize>,
+    placement: Placement,
+    /// Backoff before the next trial that follows a failed one.
+    backoff: Duration,
+    last: Option<Sample>,
+    /// The program's process id, once its main thread has started.
+    pid: i32,
+}
+
+impl CpuGovernor {
+    pub(crate) fn new(policy: OneCpu, state_path: &Path) -> CpuGovernor {
+        CpuGovernor {
+            policy,
+            state_path: state_path.to_path_buf(),
+            cpus: cpus_of(0),
+            placement: Placement::Spread {
+                next_trial: Instant::now(),
+            },
+            backoff: FIRST_BACKOFF,
+            last: None,
+            pid: 0,
+        }
+    }
+
+    /// Before the program starts: under `always`, sets the state file's
+    /// `one_cpu` word (the runtime moves the main thread to that CPU before
+    /// any other thread starts).
+    pub(crate) fn start(&mut self) {
+        // The first tick measures from here.
+        self.last = Some(Sample {
+            at: Instant::now(),
+            events: 0,
+            parks: 0,
+        });
+        if self.policy == OneCpu::Always && self.cpus.len() > 1 {
+            self.placement = Placement::Confined {
+                next_trial: far_future(),
+            };
+            self.tell_runtime(self.cpus[0] as u32 + 1);
+        }
+    }
+
+    /// Looks at the counters in `s` and moves the threads if the policy
+    /// says so. Confined threads are moved again at every tick: a thread
+    /// created while they were moved may have kept its creator's old mask.
+    pub(crate) fn tick(&mut self, s: &StateSnapshot) {
+        self.pid = s.thread(0).kernel_tid as i32;
+        if self.pid == 0 || self.cpus.len() < 2 || self.policy == OneCpu::Never {
+            return;
+        }
+        let now = Sample {
+            at: Instant::now(),
+            events: s.events_done(),
+            parks: s.parks(),
+        };
+        if self.policy == OneCpu::Auto
+            && let Some(last) = self.last
+        {
+            let seconds = now.at.duration_since(last.at).as_secs_f64().max(1e-3);
+            let events = now.events.wrapping_sub(last.events) as f64 / seconds;
+            let parks = f64::from(now.parks.wrapping_sub(last.parks)) / seconds;
+            self.placement = self.next_placement(now.at, events, parks);
+        }
+        self.last = Some(now);
+        match self.placement {
+            Placement::TryingOne { .. } | Placement::Confined { .. } => {
+                set_process_cpus(self.pid, &self.cpus[..1]);
+            }
+            Placement::Spread { .. } | Placement::TryingAll { .. } => {}
+        }
+    }
+
+    /// The placement after a tick in which `events` and `parks` per second
+    /// were measured; moves the threads when it changes.
+    fn next_placement(&mut self, now: Instant, events: f64, parks: f64) -> Placement {
+        let one = self.cpus[0] as u32 + 1;
+        match self.placement {
+            Placement::Spread { next_trial } if now >= next_trial && parks >= TRIAL_PARKS_PER_S => {
+                self.tell_runtime(one);
+                Placement::TryingOne { before: events }
+            }
+            Placement::TryingOne { before } if events >= before * MARGIN => {
+                self.backoff = FIRST_BACKOFF;
+                Placement::Confined {
+                    next_trial: now + self.backoff,
+                }
+            }
+            Placement::TryingOne { .. } => {
+                self.spread();
+                Placement::Spread {
+                    next_trial: now + self.next_backoff(),
+                }
+            }
+            Placement::Confined { next_trial } if now >= next_trial => {
+                self.spread();
+                Placement::TryingAll { before: events }
+            }
+            Placement::TryingAll { before } if events >= before * MARGIN => {
+                self.backoff = FIRST_BACKOFF;
+                Placement::Spread {
+                    next_trial: now + self.backoff,
+                }
+            }
+            Placement::TryingAll { .. } => {
+                self.tell_runtime(one);
+                Placement::Confined {
+                    next_trial: now + self.next_backoff(),
+                }
+            }
+            unchanged => unchanged,
+        }
+    }
+
+    /// The backoff to wait now, doubling the next one.
+    fn next_backoff(&mut self) -> Duration {
+        let wait = self.backoff;
+        self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+        wait
+    }
+
+    /// Gives every thread back the CPUs the replay started with.
+    fn spread(&self) {
+        self.tell_runtime(0);
+        set_process_cpus(self.pid, &self.cpus);
+    }
+
+    /// Writes the header's `one_cpu` word into the live state file (the
+    /// runtime maps it shared). A failure only leaves the waiters counting
+    /// the wrong number of cores: slower, never wrong.
+    fn tell_runtime(&self, word: u32) {
+        if let Ok(file) = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&self.state_path)
+        {
+            let _ = file.write_all_at(&word.to_le_bytes(), ONE_CPU_OFFSET as u64);
+        }
+    }
+}
+
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(86_400 * 365)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An `auto` governor of a replay on CPUs 0 and 1, whose moves go
+    /// nowhere (no process, no state file).
+    fn governor() -> CpuGovernor {
+        let mut g = CpuGovernor::new(OneCpu::Auto, Path::new("/nonexistent/state"));
+        g.cpus = vec![0, 1];
+        g
+    }
+
+    fn step(g: &mut CpuGovernor, at: Instant, events: f64, parks: f64) -> Placement {
+        g.placement = g.next_placement(at, events, parks);
+        g.placement
+    }
+
+    #[test]
+    fn one_cpu_is_tried_only_while_threads_park_often() {
+        let mut g = governor();
+        let t = Instant::now();
+        assert!(matches!(
+            step(&mut g, t, 1e6, 100.0),
+            Placement::Spread { .. }
+        ));
+        let tried = step(&mut g, t, 1e6, TRIAL_PARKS_PER_S);
+        assert_eq!(tried, Placement::TryingOne { before: 1e6 });
+    }
+
+    #[test]
+    fn a_faster_trial_is_kept_and_a_slower_one_backs_off_doubling() {
+        let mut g = governor();
+        let t = Instant::now();
+        step(&mut g, t, 1e6, 1e5);
+        let kept = step(&mut g, t, 2e6, 0.0);
+        assert_eq!(
+            kept,
+            Placement::Confined {
+                next_trial: t + FIRST_BACKOFF
+            }
+        );
+
+        let mut g = governor();
+        let mut waits = Vec::new();
+        let mut at = Instant::now();
+        for _ in 0..6 {
+            step(&mut g, at, 1e6, 1e5);
+            match step(&mut g, at, 1e6, 1e5) {
+                Placement::Spread { next_trial } => waits.push(next_trial - at),
+                other => panic!("a trial no faster must spread again, not {other:?}"),
+            }
+            at += MAX_BACKOFF;
+        }
+        let ms: Vec<u128> = waits.iter().map(Duration::as_millis).collect();
+        assert_eq!(ms, [500, 1000, 2000, 4000, 8000, 8000]);
+    }
+
+    #[test]
+    fn confined_threads_try_every_cpu_again_after_the_backoff() {
+        let mut g = governor();
+        let t = Instant::now();
+        step(&mut g, t, 1e6, 1e5);
+        step(&mut g, t, 2e6, 0.0);
+        // Not before the backoff, whatever the rates.
+        assert!(matches!(
+            step(&mut g, t, 2e6, 0.0),
+            Placement::Confined { .. }
+        ));
+        let later = t + FIRST_BACKOFF;
+        assert_eq!(
+            step(&mut g, later, 2e6, 0.0),
+            Placement::TryingAll { before: 2e6 }
+        );
+        // Spread is no faster: back to one CPU, the next trial later.
+        assert_eq!(
+            step(&mut g, later, 2e6, 0.0),
+            Placement::Confined {
+                next_trial: later + FIRST_BACKOFF
+            }
+        );
+        let again = later + FIRST_BACKOFF;
+        step(&mut g, again, 2e6, 0.0);
+        // The program left its sharing phase: spread is kept.
+        assert!(matches!(
+            step(&mut g, again, 5e6, 0.0),
+            Placement::Spread { .. }
+        ));
+    }
+
+    #[test]
+    fn never_and_one_cpu_machines_leave_the_threads_alone() {
+        let mut g = CpuGovernor::new(OneCpu::Never, Path::new("/nonexistent/state"));
+        g.cpus = vec![0, 1];
+        g.start();
+        assert!(matches!(g.placement, Placement::Spread { .. }));
+        let mut g = CpuGovernor::new(OneCpu::Always, Path::new("/nonexistent/state"));
+        g.cpus = vec![3];
+        g.start();
+        assert!(matches!(g.placement, Placement::Spread { .. }));
+        g.cpus = vec![3, 4];
+        g.start();
+        assert!(matches!(g.placement, Placement::Confined { .. }));
+    }
+}
