@@ -17,7 +17,9 @@
 //!   (its mask, through `/proc/PID/task`) and the header's `one_cpu` tells
 //!   the runtime's waiters that one core is all they have (they yield
 //!   instead of spinning). If events went at least [`MARGIN`] times faster
-//!   than in the tick before, the threads stay; otherwise they spread
+//!   than since the threads last settled (not just the tick before: events
+//!   per tick vary, and a lucky tick once lost a trial), the threads stay;
+//!   otherwise they spread
 //!   again, and the next trial waits twice as long as the last (from
 //!   [`FIRST_BACKOFF`] to [`MAX_BACKOFF`]).
 //! - Confined, it tries every CPU again after the same kind of backoff
@@ -83,6 +85,19 @@ pub fn why_not_one_cpu(trace: &TraceDir) -> Option<String> {
     ))
 }
 
+/// Per second over the last tick (`events`, `parks`) and since the
+/// threads last settled (`events_settled`).
+#[derive(Debug, Clone, Copy)]
+struct Rates {
+    events: f64,
+    events_settled: f64,
+    parks: f64,
+}
+
+fn rate(count: u64, now: Instant, since: Instant) -> f64 {
+    count as f64 / now.duration_since(since).as_secs_f64().max(1e-3)
+}
+
 /// A reading of the runtime's counters.
 #[derive(Debug, Clone, Copy)]
 struct Sample {
@@ -116,6 +131,11 @@ pub(crate) struct CpuGovernor {
     /// Backoff before the next trial that follows a failed one.
     backoff: Duration,
     last: Option<Sample>,
+    /// The counters when the threads last settled (spread or confined):
+    /// a trial is measured against the rate since then, which one noisy
+    /// tick does not sway (shared_index's events per 20 ms tick varied
+    /// tenfold).
+    settled: Option<Sample>,
     /// The program's process id, once its main thread has started.
     pid: i32,
 }
@@ -131,6 +151,7 @@ impl CpuGovernor {
             },
             backoff: FIRST_BACKOFF,
             last: None,
+            settled: None,
             pid: 0,
         }
     }
@@ -140,11 +161,13 @@ impl CpuGovernor {
     /// any other thread starts).
     pub(crate) fn start(&mut self) {
         // The first tick measures from here.
-        self.last = Some(Sample {
+        let start = Sample {
             at: Instant::now(),
             events: 0,
             parks: 0,
-        });
+        };
+        self.last = Some(start);
+        self.settled = Some(start);
         if self.policy == OneCpu::Always && self.cpus.len() > 1 {
             self.placement = Placement::Confined {
                 next_trial: far_future(),
@@ -167,12 +190,34 @@ impl CpuGovernor {
             parks: s.parks(),
         };
         if self.policy == OneCpu::Auto
-            && let Some(last) = self.last
+            && let (Some(last), Some(settled)) = (self.last, self.settled)
+            // (A thread's count may be read mid-update, or go back at its
+            // end: such a tick decides nothing.)
+            && now.events >= last.events
         {
-            let seconds = now.at.duration_since(last.at).as_secs_f64().max(1e-3);
-            let events = now.events.wrapping_sub(last.events) as f64 / seconds;
-            let parks = f64::from(now.parks.wrapping_sub(last.parks)) / seconds;
-            self.placement = self.next_placement(now.at, events, parks);
+            let rates = Rates {
+                events: rate(now.events - last.events, now.at, last.at),
+                events_settled: rate(
+                    now.events.saturating_sub(settled.events),
+                    now.at,
+                    settled.at,
+                ),
+                parks: rate(
+                    u64::from(now.parks.wrapping_sub(last.parks)),
+                    now.at,
+                    last.at,
+                ),
+            };
+            let before = self.placement;
+            self.placement = self.next_placement(now.at, rates);
+            let settles = matches!(
+                self.placement,
+                Placement::Spread { .. } | Placement::Confined { .. }
+            );
+            if settles && std::mem::discriminant(&before) != std::mem::discriminant(&self.placement)
+            {
+                self.settled = Some(now);
+            }
         }
         self.last = Some(now);
         match self.placement {
@@ -183,14 +228,19 @@ impl CpuGovernor {
         }
     }
 
-    /// The placement after a tick in which `events` and `parks` per second
-    /// were measured; moves the threads when it changes.
-    fn next_placement(&mut self, now: Instant, events: f64, parks: f64) -> Placement {
+    /// The placement after a tick measured as `rates`; moves the threads
+    /// when it changes.
+    fn next_placement(&mut self, now: Instant, rates: Rates) -> Placement {
         let one = self.cpus[0] as u32 + 1;
+        let events = rates.events;
         match self.placement {
-            Placement::Spread { next_trial } if now >= next_trial && parks >= TRIAL_PARKS_PER_S => {
+            Placement::Spread { next_trial }
+                if now >= next_trial && rates.parks >= TRIAL_PARKS_PER_S =>
+            {
                 self.tell_runtime(one);
-                Placement::TryingOne { before: events }
+                Placement::TryingOne {
+                    before: rates.events_settled,
+                }
             }
             Placement::TryingOne { before } if events >= before * MARGIN => {
                 self.backoff = FIRST_BACKOFF;
@@ -206,7 +256,9 @@ impl CpuGovernor {
             }
             Placement::Confined { next_trial } if now >= next_trial => {
                 self.spread();
-                Placement::TryingAll { before: events }
+                Placement::TryingAll {
+                    before: rates.events_settled,
+                }
             }
             Placement::TryingAll { before } if events >= before * MARGIN => {
                 self.backoff = FIRST_BACKOFF;
@@ -267,7 +319,12 @@ mod tests {
     }
 
     fn step(g: &mut CpuGovernor, at: Instant, events: f64, parks: f64) -> Placement {
-        g.placement = g.next_placement(at, events, parks);
+        let rates = Rates {
+            events,
+            events_settled: events,
+            parks,
+        };
+        g.placement = g.next_placement(at, rates);
         g.placement
     }
 
