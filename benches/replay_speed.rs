@@ -254,11 +254,14 @@ fn small_cases() -> Vec<Case> {
             &replay,
         );
     }
+    // The cost per kept wait at a real size (36 M events, 60 ms and more
+    // natively): replays long enough for the CPU governor (`replay
+    // --one-cpu`), whose first tick comes after 100 ms, to place them.
     for threads in [2u64, 4, 8] {
         add_case(
             &mut cases,
             "shared_index",
-            &[100_000 / threads, threads],
+            &[12_000_000 / threads, threads],
             "index_threads",
             &replay,
         );

@@ -65,20 +65,16 @@ pub enum OneCpu {
     Always,
 }
 
+/// Most bytes of a trace's `maps` file read here (as `symbols` reads it).
+const MAPS_LIMIT: u64 = 64 << 20;
+
 /// Why the threads of `trace`'s program must keep the CPUs they start
 /// with, if they must: it maps LLVM's OpenMP runtime (libomp, or Intel's
 /// libiomp5), which reads its CPU mask with the `syscall` function rather
 /// than the wrappers replay serves, and starts as many threads as it finds
 /// CPUs there.
 pub fn why_not_one_cpu(trace: &TraceDir) -> Option<String> {
-    let maps = std::fs::read_to_string(trace.maps_path()).ok()?;
-    let libomp = maps
-        .lines()
-        .filter_map(|line| line.split_whitespace().nth(5))
-        .find(|path| {
-            let name = path.rsplit('/').next().unwrap_or(path);
-            name.starts_with("libomp.so") || name.starts_with("libiomp5.so")
-        })?;
+    let libomp = libomp_in_maps(&trace.maps_path())?;
     Some(format!(
         "the program uses LLVM's OpenMP runtime ({libomp}), which reads its CPU mask \
          with a raw system call replay cannot serve"
@@ -96,6 +92,22 @@ struct Rates {
 
 fn rate(count: u64, now: Instant, since: Instant) -> f64 {
     count as f64 / now.duration_since(since).as_secs_f64().max(1e-3)
+}
+
+/// The path of LLVM's OpenMP runtime in the `maps` file at `path`, if it
+/// is there. Bounded, and only a regular file: a trace may come from
+/// someone else (a bad `maps` is reported where replay reads it for its
+/// own use).
+fn libomp_in_maps(path: &Path) -> Option<String> {
+    let maps = rr_lite_trace::bounded::read(path, MAPS_LIMIT).ok()?;
+    String::from_utf8_lossy(&maps)
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(5))
+        .find(|path| {
+            let name = path.rsplit('/').next().unwrap_or(path);
+            name.starts_with("libomp.so") || name.starts_with("libiomp5.so")
+        })
+        .map(str::to_owned)
 }
 
 /// A reading of the runtime's counters.
@@ -398,6 +410,22 @@ mod tests {
             step(&mut g, again, 5e6, 0.0),
             Placement::Spread { .. }
         ));
+    }
+
+    #[test]
+    fn libomp_is_found_in_maps_and_endless_files_are_not_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let maps = tmp.path().join("maps");
+        let line = |path: &str| format!("7f00-7f10 r-xp 00000000 fe:00 12 {path}\n");
+        std::fs::write(&maps, line("/usr/lib/x86_64-linux-gnu/libgomp.so.1")).unwrap();
+        assert_eq!(libomp_in_maps(&maps), None);
+        let libomp = "/usr/lib/llvm-14/lib/libomp.so.5";
+        std::fs::write(&maps, line("/tmp/prog") + &line(libomp)).unwrap();
+        assert_eq!(libomp_in_maps(&maps).as_deref(), Some(libomp));
+        let endless = tmp.path().join("endless");
+        std::os::unix::fs::symlink("/dev/zero", &endless).unwrap();
+        assert_eq!(libomp_in_maps(&endless), None);
+        assert_eq!(libomp_in_maps(&tmp.path().join("missing")), None);
     }
 
     #[test]
