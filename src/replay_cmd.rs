@@ -34,10 +34,10 @@ pub struct ReplayArgs {
     /// command it would run is shown.
     #[arg(long)]
     accept_foreign: bool,
-    /// When the replayed threads share one CPU: `auto` moves them to one while they hand
-    /// over to each other so often that waking a thread on another CPU costs more than
-    /// running them in turn (a park rate the replayer watches), and back when that stops;
-    /// `never` keeps every CPU; `always` uses one from the start. Only speed changes: the
+    /// When the replayed threads share one CPU: `auto` tries one CPU while they park often
+    /// (waking a thread on another CPU can cost more than running them in turn), keeps it
+    /// while events replay faster there, and tries every CPU again now and then; `never`
+    /// keeps every CPU; `always` uses one from the start. Only speed changes: the
     /// program sees its recorded CPU mask either way. Programs using LLVM's OpenMP runtime
     /// keep every CPU (it reads its mask with a raw system call replay cannot serve).
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = OneCpuArg::Auto)]
