@@ -118,17 +118,24 @@ struct Sample {
     parks: u32,
 }
 
-/// Where `auto` stands.
+/// Where `auto` stands: settled on one CPU or on every CPU, or trying the
+/// other for a tick.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Placement {
-    /// On every CPU; the next trial of one CPU not before `next_trial`.
-    Spread { next_trial: Instant },
-    /// On one CPU for a trial tick; `before`: events per second spread.
-    TryingOne { before: f64 },
-    /// On one CPU; the next trial of every CPU not before `next_trial`.
-    Confined { next_trial: Instant },
-    /// On every CPU for a trial tick; `before`: events per second confined.
-    TryingAll { before: f64 },
+    /// On one CPU (`one_cpu`) or on every CPU; the other is tried not
+    /// before `next_trial`.
+    Settled { one_cpu: bool, next_trial: Instant },
+    /// Trying one CPU (`one_cpu`) or every CPU for a tick; `before`:
+    /// events per second while settled on the other.
+    Trying { one_cpu: bool, before: f64 },
+}
+
+impl Placement {
+    fn on_one_cpu(self) -> bool {
+        match self {
+            Placement::Settled { one_cpu, .. } | Placement::Trying { one_cpu, .. } => one_cpu,
+        }
+    }
 }
 
 /// The governor of one replay.
@@ -142,50 +149,53 @@ pub(crate) struct CpuGovernor {
     placement: Placement,
     /// Backoff before the next trial that follows a failed one.
     backoff: Duration,
-    last: Option<Sample>,
-    /// The counters when the threads last settled (spread or confined):
-    /// a trial is measured against the rate since then, which one noisy
-    /// tick does not sway (shared_index's events per 20 ms tick varied
-    /// tenfold).
-    settled: Option<Sample>,
+    /// The counters at the last tick (at the start before the first).
+    last: Sample,
+    /// The counters when the threads last settled (the start, or a trial's
+    /// end): a trial is measured against the rate since then, which one
+    /// noisy tick does not sway (shared_index's events per 20 ms tick
+    /// varied tenfold).
+    settled: Sample,
     /// The program's process id, once its main thread has started.
     pid: i32,
 }
 
 impl CpuGovernor {
+    /// The governor of a replay about to start: under `always`, sets the
+    /// state file's `one_cpu` word (the runtime moves the main thread to
+    /// that CPU before any other thread starts).
     pub(crate) fn new(policy: OneCpu, state_path: &Path) -> CpuGovernor {
-        CpuGovernor {
-            policy,
-            state_path: state_path.to_path_buf(),
-            cpus: cpus_of(0),
-            placement: Placement::Spread {
-                next_trial: Instant::now(),
-            },
-            backoff: FIRST_BACKOFF,
-            last: None,
-            settled: None,
-            pid: 0,
-        }
+        Self::with_cpus(policy, state_path, cpus_of(0))
     }
 
-    /// Before the program starts: under `always`, sets the state file's
-    /// `one_cpu` word (the runtime moves the main thread to that CPU before
-    /// any other thread starts).
-    pub(crate) fn start(&mut self) {
-        // The first tick measures from here.
+    /// [`Self::new`] for a replay that may use `cpus`.
+    fn with_cpus(policy: OneCpu, state_path: &Path, cpus: Vec<usize>) -> CpuGovernor {
         let start = Sample {
             at: Instant::now(),
             events: 0,
             parks: 0,
         };
-        self.last = Some(start);
-        self.settled = Some(start);
-        if self.policy == OneCpu::Always && self.cpus.len() > 1 {
-            self.placement = Placement::Confined {
+        let mut governor = CpuGovernor {
+            policy,
+            state_path: state_path.to_path_buf(),
+            cpus,
+            placement: Placement::Settled {
+                one_cpu: false,
+                next_trial: start.at,
+            },
+            backoff: FIRST_BACKOFF,
+            last: start,
+            settled: start,
+            pid: 0,
+        };
+        if policy == OneCpu::Always && governor.cpus.len() > 1 {
+            governor.placement = Placement::Settled {
+                one_cpu: true,
                 next_trial: far_future(),
             };
-            self.tell_runtime(self.cpus[0] as u32 + 1);
+            governor.tell_runtime(true);
         }
+        governor
     }
 
     /// Looks at the counters in `s` and moves the threads if the policy
@@ -201,12 +211,10 @@ impl CpuGovernor {
             events: s.events_done(),
             parks: s.parks(),
         };
-        if self.policy == OneCpu::Auto
-            && let (Some(last), Some(settled)) = (self.last, self.settled)
-            // (A thread's count may be read mid-update, or go back at its
-            // end: such a tick decides nothing.)
-            && now.events >= last.events
-        {
+        // (A thread's count may be read mid-update, or go back at its end:
+        // such a tick decides nothing.)
+        if self.policy == OneCpu::Auto && now.events >= self.last.events {
+            let (last, settled) = (self.last, self.settled);
             let rates = Rates {
                 events: rate(now.events - last.events, now.at, last.at),
                 events_settled: rate(
@@ -220,71 +228,47 @@ impl CpuGovernor {
                     last.at,
                 ),
             };
-            let before = self.placement;
+            let trial = matches!(self.placement, Placement::Trying { .. });
             self.placement = self.next_placement(now.at, rates);
-            let settles = matches!(
-                self.placement,
-                Placement::Spread { .. } | Placement::Confined { .. }
-            );
-            if settles && std::mem::discriminant(&before) != std::mem::discriminant(&self.placement)
-            {
-                self.settled = Some(now);
+            if trial {
+                self.settled = now;
             }
         }
-        self.last = Some(now);
-        match self.placement {
-            Placement::TryingOne { .. } | Placement::Confined { .. } => {
-                set_process_cpus(self.pid, &self.cpus[..1]);
-            }
-            Placement::Spread { .. } | Placement::TryingAll { .. } => {}
+        self.last = now;
+        if self.placement.on_one_cpu() {
+            set_process_cpus(self.pid, &self.cpus[..1]);
         }
     }
 
     /// The placement after a tick measured as `rates`; moves the threads
-    /// when it changes.
+    /// when it changes. A trial lasts one tick and always ends settled.
     fn next_placement(&mut self, now: Instant, rates: Rates) -> Placement {
-        let one = self.cpus[0] as u32 + 1;
-        let events = rates.events;
         match self.placement {
-            Placement::Spread { next_trial }
-                if now >= next_trial && rates.parks >= TRIAL_PARKS_PER_S =>
-            {
-                self.tell_runtime(one);
-                Placement::TryingOne {
+            Placement::Settled {
+                one_cpu,
+                next_trial,
+            } if now >= next_trial && (one_cpu || rates.parks >= TRIAL_PARKS_PER_S) => {
+                self.place(!one_cpu);
+                Placement::Trying {
+                    one_cpu: !one_cpu,
                     before: rates.events_settled,
                 }
             }
-            Placement::TryingOne { before } if events >= before * MARGIN => {
-                self.backoff = FIRST_BACKOFF;
-                Placement::Confined {
-                    next_trial: now + self.backoff,
+            Placement::Trying { one_cpu, before } => {
+                let kept = rates.events >= before * MARGIN;
+                let wait = if kept {
+                    self.backoff = FIRST_BACKOFF;
+                    FIRST_BACKOFF
+                } else {
+                    self.place(!one_cpu);
+                    self.next_backoff()
+                };
+                Placement::Settled {
+                    one_cpu: if kept { one_cpu } else { !one_cpu },
+                    next_trial: now + wait,
                 }
             }
-            Placement::TryingOne { .. } => {
-                self.spread();
-                Placement::Spread {
-                    next_trial: now + self.next_backoff(),
-                }
-            }
-            Placement::Confined { next_trial } if now >= next_trial => {
-                self.spread();
-                Placement::TryingAll {
-                    before: rates.events_settled,
-                }
-            }
-            Placement::TryingAll { before } if events >= before * MARGIN => {
-                self.backoff = FIRST_BACKOFF;
-                Placement::Spread {
-                    next_trial: now + self.backoff,
-                }
-            }
-            Placement::TryingAll { .. } => {
-                self.tell_runtime(one);
-                Placement::Confined {
-                    next_trial: now + self.next_backoff(),
-                }
-            }
-            unchanged => unchanged,
+            settled => settled,
         }
     }
 
@@ -295,16 +279,20 @@ impl CpuGovernor {
         wait
     }
 
-    /// Gives every thread back the CPUs the replay started with.
-    fn spread(&self) {
-        self.tell_runtime(0);
-        set_process_cpus(self.pid, &self.cpus);
+    /// Moves the threads to one CPU, or gives every thread back the CPUs
+    /// the replay started with (confined threads are moved at each tick).
+    fn place(&self, one_cpu: bool) {
+        self.tell_runtime(one_cpu);
+        if !one_cpu {
+            set_process_cpus(self.pid, &self.cpus);
+        }
     }
 
-    /// Writes the header's `one_cpu` word into the live state file (the
-    /// runtime maps it shared). A failure only leaves the waiters counting
-    /// the wrong number of cores: slower, never wrong.
-    fn tell_runtime(&self, word: u32) {
+    /// Writes the header's `one_cpu` word (the CPU + 1, or 0) into the live
+    /// state file (the runtime maps it shared). A failure only leaves the
+    /// waiters counting the wrong number of cores: slower, never wrong.
+    fn tell_runtime(&self, one_cpu: bool) {
+        let word = if one_cpu { self.cpus[0] as u32 + 1 } else { 0 };
         if let Ok(file) = std::fs::OpenOptions::new()
             .write(true)
             .open(&self.state_path)
@@ -325,9 +313,7 @@ mod tests {
     /// An `auto` governor of a replay on CPUs 0 and 1, whose moves go
     /// nowhere (no process, no state file).
     fn governor() -> CpuGovernor {
-        let mut g = CpuGovernor::new(OneCpu::Auto, Path::new("/nonexistent/state"));
-        g.cpus = vec![0, 1];
-        g
+        CpuGovernor::with_cpus(OneCpu::Auto, Path::new("/nonexistent/state"), vec![0, 1])
     }
 
     fn step(g: &mut CpuGovernor, at: Instant, events: f64, parks: f64) -> Placement {
@@ -346,10 +332,16 @@ mod tests {
         let t = Instant::now();
         assert!(matches!(
             step(&mut g, t, 1e6, 100.0),
-            Placement::Spread { .. }
+            Placement::Settled { one_cpu: false, .. }
         ));
         let tried = step(&mut g, t, 1e6, TRIAL_PARKS_PER_S);
-        assert_eq!(tried, Placement::TryingOne { before: 1e6 });
+        assert_eq!(
+            tried,
+            Placement::Trying {
+                one_cpu: true,
+                before: 1e6
+            }
+        );
     }
 
     #[test]
@@ -360,7 +352,8 @@ mod tests {
         let kept = step(&mut g, t, 2e6, 0.0);
         assert_eq!(
             kept,
-            Placement::Confined {
+            Placement::Settled {
+                one_cpu: true,
                 next_trial: t + FIRST_BACKOFF
             }
         );
@@ -371,7 +364,10 @@ mod tests {
         for _ in 0..6 {
             step(&mut g, at, 1e6, 1e5);
             match step(&mut g, at, 1e6, 1e5) {
-                Placement::Spread { next_trial } => waits.push(next_trial - at),
+                Placement::Settled {
+                    one_cpu: false,
+                    next_trial,
+                } => waits.push(next_trial - at),
                 other => panic!("a trial no faster must spread again, not {other:?}"),
             }
             at += MAX_BACKOFF;
@@ -389,17 +385,21 @@ mod tests {
         // Not before the backoff, whatever the rates.
         assert!(matches!(
             step(&mut g, t, 2e6, 0.0),
-            Placement::Confined { .. }
+            Placement::Settled { one_cpu: true, .. }
         ));
         let later = t + FIRST_BACKOFF;
         assert_eq!(
             step(&mut g, later, 2e6, 0.0),
-            Placement::TryingAll { before: 2e6 }
+            Placement::Trying {
+                one_cpu: false,
+                before: 2e6
+            }
         );
         // Spread is no faster: back to one CPU, the next trial later.
         assert_eq!(
             step(&mut g, later, 2e6, 0.0),
-            Placement::Confined {
+            Placement::Settled {
+                one_cpu: true,
                 next_trial: later + FIRST_BACKOFF
             }
         );
@@ -408,7 +408,7 @@ mod tests {
         // The program left its sharing phase: spread is kept.
         assert!(matches!(
             step(&mut g, again, 5e6, 0.0),
-            Placement::Spread { .. }
+            Placement::Settled { one_cpu: false, .. }
         ));
     }
 
@@ -430,16 +430,21 @@ mod tests {
 
     #[test]
     fn never_and_one_cpu_machines_leave_the_threads_alone() {
-        let mut g = CpuGovernor::new(OneCpu::Never, Path::new("/nonexistent/state"));
-        g.cpus = vec![0, 1];
-        g.start();
-        assert!(matches!(g.placement, Placement::Spread { .. }));
-        let mut g = CpuGovernor::new(OneCpu::Always, Path::new("/nonexistent/state"));
-        g.cpus = vec![3];
-        g.start();
-        assert!(matches!(g.placement, Placement::Spread { .. }));
-        g.cpus = vec![3, 4];
-        g.start();
-        assert!(matches!(g.placement, Placement::Confined { .. }));
+        let state = Path::new("/nonexistent/state");
+        let g = CpuGovernor::with_cpus(OneCpu::Never, state, vec![0, 1]);
+        assert!(matches!(
+            g.placement,
+            Placement::Settled { one_cpu: false, .. }
+        ));
+        let g = CpuGovernor::with_cpus(OneCpu::Always, state, vec![3]);
+        assert!(matches!(
+            g.placement,
+            Placement::Settled { one_cpu: false, .. }
+        ));
+        let g = CpuGovernor::with_cpus(OneCpu::Always, state, vec![3, 4]);
+        assert!(matches!(
+            g.placement,
+            Placement::Settled { one_cpu: true, .. }
+        ));
     }
 }

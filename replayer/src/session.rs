@@ -392,7 +392,6 @@ pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome
         None => options.one_cpu,
     };
     let mut governor = CpuGovernor::new(one_cpu, &state_path);
-    governor.start();
 
     let mut last_progress = (u64::MAX, Instant::now());
     let mut last_event = (u64::MAX, Instant::now());

@@ -269,25 +269,25 @@ pub(crate) fn gettid_raw() -> u32 {
 }
 
 /// Confines the calling thread (and the threads it creates from now on)
-/// to CPU `cpu`; false if the kernel refused (a CPU outside the cgroup).
-pub(crate) fn run_on_cpu(cpu: u32) -> bool {
+/// to CPU `cpu`. A CPU the kernel refuses (outside the cgroup) leaves the
+/// mask as it was: replay is slower or faster for it, never wrong.
+pub(crate) fn run_on_cpu(cpu: u32) {
     let mut mask = [0u64; 16];
     let Some(word) = mask.get_mut(cpu as usize / 64) else {
-        return false;
+        return;
     };
     *word = 1 << (cpu % 64);
     // SAFETY: the kernel reads `size_of_val(&mask)` bytes of our buffer; a
     // raw call, so that the program's view of its mask (the interposed
     // wrappers serve the recorded one) is not involved.
-    let r = unsafe {
+    unsafe {
         libc::syscall(
             libc::SYS_sched_setaffinity,
             0,
             core::mem::size_of_val(&mask),
             mask.as_ptr(),
-        )
-    };
-    r == 0
+        );
+    }
 }
 
 /// CPUs in the calling thread's affinity mask (0 if the call fails).

@@ -279,25 +279,30 @@ pub(crate) fn log_before_access(kind: EventKind, addr: u64, size: u64, site: u64
 fn record_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site: u64) {
     busy(t, || {
         let writes = kind.access() != rr_lite_trace::Access::Read;
-        if let Some(quantum) = t.record.quantum()
-            && let Some(stripe) = StripeSet::single_data_stripe(addr, size)
+        let access = crate::record::PlainAccess {
+            kind,
+            addr,
+            size,
+            site,
+        };
+        // (The quantum, and the access's stripe if it has a single one.)
+        let single = t
+            .record
+            .quantum()
+            .zip(StripeSet::single_data_stripe(addr, size));
+        if let Some((quantum, stripe)) = single
+            && !writes
+            && t.record.try_shared_read(stripe, quantum, access)
         {
-            let access = crate::record::PlainAccess {
-                kind,
-                addr,
-                size,
-                site,
-            };
-            if !writes && t.record.try_shared_read(stripe, quantum, access) {
-                return;
-            }
-            // The last access, if a read without a lock, is done.
-            t.record.stop_reading();
-            if t.record.hold_access_fast(stripe, quantum, writes) {
-                return t.record.append_on_stripe(stripe, access);
-            }
+            return;
         }
+        // The last access, if a read without a lock, is done.
         t.record.stop_reading();
+        if let Some((quantum, stripe)) = single
+            && t.record.hold_access_fast(stripe, quantum, writes)
+        {
+            return t.record.append_on_stripe(stripe, access);
+        }
         let set = StripeSet::for_access(addr, size);
         t.record.hold_access(set, writes);
         t.record.append_on(set, kind, addr, size, site, 0);
