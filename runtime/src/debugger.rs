@@ -2,7 +2,6 @@
 //! (the stop itself is `replay::debug_stop`, on the event path).
 
 use crate::mode::Mode;
-use crate::thread::NO_THREAD;
 
 /// For gdb's `rr-lite-event`, which calls it in the selected thread: that
 /// thread's logical id and the index of its next event, as
@@ -25,7 +24,7 @@ pub extern "C" fn rr_lite_debug_position() -> u64 {
     let t = unsafe { &*state };
     // Registered and not ended; perhaps inside a wrapped call (a join):
     // its counter is still right there.
-    if t.id.get() == NO_THREAD || t.exited.get() {
+    if !t.is_live() {
         return u64::MAX;
     }
     crate::replay::debug_position(&t.replay)

@@ -285,7 +285,7 @@ fn copy_module_map(dir: &[u8]) {
 pub(crate) fn register_thread(mode: Mode, id: u32, parent: u32) {
     THREAD.with(|t| {
         t.enter();
-        t.id.set(id);
+        t.register(id);
         t.record.set_id(id);
         crate::thread::set_kernel_tid(id);
         crate::fast_tls::set_current(t);

@@ -12,6 +12,10 @@ use crate::replay::ReplayThread;
 use crate::sys::MAX_THREADS;
 
 pub(crate) const NO_THREAD: u32 = u32::MAX;
+/// `ThreadState::untracked` bits beside the busy count (the low bits).
+const UNREGISTERED: u32 = 1 << 31;
+const EXITED: u32 = 1 << 30;
+const BUSY: u32 = EXITED - 1;
 /// The main thread's logical id.
 pub(crate) const MAIN_THREAD: u32 = 0;
 const READ_LOCKS: usize = 8;
@@ -23,8 +27,11 @@ const READ_LOCKS: usize = 8;
 #[derive(Debug)]
 pub(crate) struct ThreadState {
     pub(crate) id: Cell<u32>,
-    busy: Cell<u32>,
-    pub(crate) exited: Cell<bool>,
+    /// Zero while the thread is tracked: registered ([`UNREGISTERED`]
+    /// clear), not ended ([`EXITED`] clear) and not inside the runtime
+    /// (the busy count in the low bits). One word, so that every hook
+    /// checks all three with one compare.
+    untracked: Cell<u32>,
     /// Read-write locks this thread holds for reading (to tell the two
     /// kinds of pthread_rwlock_unlock apart).
     read_locks: Cell<[usize; READ_LOCKS]>,
@@ -38,8 +45,7 @@ impl ThreadState {
     const fn new() -> ThreadState {
         ThreadState {
             id: Cell::new(NO_THREAD),
-            busy: Cell::new(0),
-            exited: Cell::new(false),
+            untracked: Cell::new(UNREGISTERED),
             read_locks: Cell::new([0; READ_LOCKS]),
             record: RecordThread::new(),
             replay: ReplayThread::new(),
@@ -50,19 +56,35 @@ impl ThreadState {
     /// A registered, live thread not already inside the runtime.
     #[inline(always)]
     pub(crate) fn is_tracked(&self) -> bool {
-        self.id.get() != NO_THREAD && self.busy.get() == 0 && !self.exited.get()
+        self.untracked.get() == 0
+    }
+
+    /// Gives the thread its logical id: it is tracked from now on (unless
+    /// busy).
+    pub(crate) fn register(&self, id: u32) {
+        debug_assert_ne!(id, NO_THREAD);
+        self.id.set(id);
+        self.untracked.set(self.untracked.get() & !UNREGISTERED);
+    }
+
+    /// Registered, and not yet ended.
+    pub(crate) fn is_live(&self) -> bool {
+        self.untracked.get() & (UNREGISTERED | EXITED) == 0
+    }
+
+    /// The thread has ended its part: no hook of it is tracked any more.
+    pub(crate) fn mark_exited(&self) {
+        self.untracked.set(self.untracked.get() | EXITED);
     }
 
     pub(crate) fn enter(&self) {
-        self.busy.set(self.busy.get() + 1);
+        debug_assert!(self.untracked.get() & BUSY < BUSY, "busy count overflows");
+        self.untracked.set(self.untracked.get() + 1);
     }
 
     pub(crate) fn leave(&self) {
-        self.busy.set(self.busy.get() - 1);
-    }
-
-    pub(crate) fn is_busy(&self) -> bool {
-        self.busy.get() != 0
+        debug_assert!(self.untracked.get() & BUSY > 0, "left more than entered");
+        self.untracked.set(self.untracked.get() - 1);
     }
 
     pub(crate) fn note_read_lock(&self, lock: usize) {

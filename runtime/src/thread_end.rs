@@ -149,7 +149,7 @@ pub(crate) fn finish_thread() {
 pub(crate) fn end_thread() {
     let mode = mode::current();
     THREAD.with(|t| {
-        if t.id.get() == crate::thread::NO_THREAD || t.is_busy() || t.exited.get() {
+        if !t.is_tracked() {
             return;
         }
         t.enter();
@@ -162,7 +162,7 @@ pub(crate) fn end_thread() {
             crate::chaos::thread_finished(t.id.get());
         }
         t.input.close();
-        t.exited.set(true);
+        t.mark_exited();
         t.leave();
     });
 }

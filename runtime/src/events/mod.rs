@@ -263,9 +263,7 @@ pub(crate) fn log_before_access(kind: EventKind, addr: u64, size: u64, site: u64
         if mode == Mode::Replay {
             // Nothing below calls an interposed function (waits are raw
             // futex calls), so the thread need not be marked busy.
-            replay::publish_pending(&t.replay);
-            replay::count(&t.replay, kind, addr, site);
-            return;
+            return replay::count_access(&t.replay, kind, addr, site);
         }
         record_access(t, kind, addr, size, site);
     });

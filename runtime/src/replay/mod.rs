@@ -64,6 +64,10 @@ pub(crate) struct ReplayThread {
     waited: Cell<bool>,
     /// The last point asks to publish `done` once it has completed.
     pending_done: Cell<bool>,
+    /// `next_point`, or 0 while `pending_done`: the one compare of a plain
+    /// access's fast path (`count_access`), which publishes first when it
+    /// fails. Set with `next_point` and `pending_done`, never on its own.
+    access_stop: Cell<u64>,
     /// Sequential replay: the turn of the run this thread is in, passed on
     /// when the run ends (the thread's next run, a blocking call, its end).
     held_turn: Cell<Option<u64>>,
@@ -85,6 +89,7 @@ impl ReplayThread {
             next_point: Cell::new(u64::MAX),
             waited: Cell::new(false),
             pending_done: Cell::new(false),
+            access_stop: Cell::new(u64::MAX),
             held_turn: Cell::new(None),
             hash: Cell::new(0),
             debug_stop: Cell::new(u64::MAX),
@@ -174,7 +179,7 @@ pub(crate) fn start_thread(r: &ReplayThread, id: u32, plan: Plan) {
     r.cursor.set(plan.cursor());
     advance(r);
     r.debug_stop.set(debug_stop::stop_index_of(id));
-    r.next_point.set(next_stop(r));
+    set_next_point(r, next_stop(r));
     r.hash.set(rr_lite_trace::ACCESS_HASH_SEED);
     let me = r.progress();
     me.kernel_tid
@@ -187,8 +192,25 @@ pub(crate) fn start_thread(r: &ReplayThread, id: u32, plan: Plan) {
 #[inline]
 pub(crate) fn publish_pending(r: &ReplayThread) {
     if r.pending_done.replace(false) {
+        r.access_stop.set(r.next_point.get());
         publish_done(r, r.index.get());
     }
+}
+
+/// Sets where counting stops next (`next_point`), and the fast path's
+/// stop with it unless a publication is pending.
+fn set_next_point(r: &ReplayThread, stop: u64) {
+    r.next_point.set(stop);
+    if !r.pending_done.get() {
+        r.access_stop.set(stop);
+    }
+}
+
+/// A point's completion is to be published at the thread's next hook:
+/// the next plain access leaves the fast path to do it.
+fn arm_publication(r: &ReplayThread) {
+    r.pending_done.set(true);
+    r.access_stop.set(0);
 }
 
 /// Sequential replay: ends the thread's run, passing the turn on.
@@ -605,6 +627,33 @@ fn stop_for_debugger(r: &ReplayThread, index: u64) {
     debug_stop::rr_lite_debug_stop(r.id.get(), index);
 }
 
+/// Counts a plain access (a compiler hook's event): [`publish_pending`]
+/// then [`count`], in the fewest instructions when neither has anything to
+/// do (no publication pending, no point here), which is nearly every
+/// access: no call, no stack frame (the hooks inline this), and the
+/// index compared once.
+#[inline(always)]
+pub(crate) fn count_access(r: &ReplayThread, kind: EventKind, addr: u64, site: u64) {
+    let index = r.index.get();
+    debug_assert!(r.pending_done.get() || r.access_stop.get() == r.next_point.get());
+    debug_assert!(index <= r.next_point.get(), "counted past a point");
+    if index < r.access_stop.get() {
+        r.hash.set(fold_access_hash(r.hash.get(), kind, addr));
+        r.index.set(index + 1);
+        return;
+    }
+    count_access_at_stop(r, kind, addr, site);
+}
+
+/// [`count_access`] off its fast path: a publication is pending, or the
+/// access is a point (or the recorded end, or the debugger's stop).
+#[cold]
+#[inline(never)]
+fn count_access_at_stop(r: &ReplayThread, kind: EventKind, addr: u64, site: u64) {
+    publish_pending(r);
+    let _ = count(r, kind, addr, site);
+}
+
 /// Counts one event: advances the index and hash and, at a point, waits
 /// (unless already done), checks the event and arms its publication.
 #[inline]
@@ -641,7 +690,7 @@ fn count_at_point(
         // The debugger's stop, not a point: nothing to wait for first (at a
         // point, `wait_next` stops once the waits are done).
         stop_for_debugger(r, index);
-        r.next_point.set(next_stop(r));
+        set_next_point(r, next_stop(r));
         if index != r.next_point.get() {
             r.index.set(index + 1);
             return None;
@@ -674,7 +723,7 @@ fn count_at_point(
     r.index.set(index + 1);
     r.progress().index.store(index + 1, Ordering::Relaxed);
     advance(r);
-    r.next_point.set(next_stop(r));
+    set_next_point(r, next_stop(r));
     if p.flags & flags::SEQUENCED != 0 {
         let header = shared::header();
         header.turn_holder.store(r.id.get() + 1, Ordering::SeqCst);
@@ -682,7 +731,7 @@ fn count_at_point(
         r.held_turn.set(Some(p.seq));
     }
     if p.flags & flags::NOTIFY != 0 {
-        r.pending_done.set(true);
+        arm_publication(r);
     }
     Some(p)
 }
