@@ -121,7 +121,10 @@ impl RecordThread {
 
     /// Runs `f` with the log writer. The event core calls this only while
     /// the thread is marked busy, which keeps the signal handler and nested
-    /// hooks (the only re-entrant paths) out.
+    /// hooks (the only re-entrant paths) out. Inline: out of line, the
+    /// record hook's append paid a frame of six saved registers and read
+    /// its arguments back through the closure.
+    #[inline(always)]
     pub(crate) fn with_log<R>(&self, f: impl FnOnce(&mut LogWriter) -> R) -> R {
         assert!(!self.log_in_use.replace(true), "thread log re-entered");
         // SAFETY: only the owning thread reaches this RecordThread, and the
