@@ -186,7 +186,12 @@ impl LogWriter {
     /// Appends one entry. Returns false if the log could not grow (disk
     /// full): the entry is lost and the caller reports it once.
     pub(crate) fn append(&mut self, e: &Entry) -> bool {
-        self.append_with(|room, delta| encode_entry(room, delta, e))
+        let Some((room, delta)) = self.room() else {
+            return false;
+        };
+        let n = encode_entry(room, delta, e);
+        self.wrote(n);
+        true
     }
 
     /// Appends a plain access (`encode_access`: `tag` is its compact tag),
@@ -194,18 +199,22 @@ impl LogWriter {
     /// twice.
     #[inline(always)]
     pub(crate) fn append_access(&mut self, tag: u8, clock: u64, addr: u64, site: u64) -> bool {
-        self.append_with(|room, delta| encode_access(room, delta, tag, clock, addr, site))
+        let Some((room, delta)) = self.room() else {
+            return false;
+        };
+        let n = encode_access(room, delta, tag, clock, addr, site);
+        self.wrote(n);
+        true
     }
 
-    /// Appends what `encode` writes into room for one entry; false if the
-    /// log could not grow.
+    /// Room for one entry at the end of the log, and the encoder's state;
+    /// None if the log could not grow. [`Self::wrote`] then counts what
+    /// was encoded there. (Not a closure taking both: that was compiled
+    /// out of line, with a frame of its own, on the record hook's path.)
     #[inline(always)]
-    fn append_with(
-        &mut self,
-        encode: impl FnOnce(&mut [u8; MAX_ENTRY_LEN], &mut DeltaState) -> usize,
-    ) -> bool {
+    fn room(&mut self) -> Option<(&mut [u8; MAX_ENTRY_LEN], &mut DeltaState)> {
         if !self.is_open() || (self.pos + MAX_ENTRY_LEN > CHUNK_LEN && !self.next_chunk()) {
-            return false;
+            return None;
         }
         // SAFETY: `chunk` is a live mapping of CHUNK_LEN bytes owned by this
         // writer and `pos + MAX_ENTRY_LEN <= CHUNK_LEN` (checked above); a
@@ -216,11 +225,16 @@ impl LogWriter {
         // SAFETY: `delta` is the live mapping `create` initialised, owned by
         // this writer (one per thread); nothing else borrows it now.
         let delta = unsafe { &mut *self.delta };
-        let n = encode(room, delta);
+        Some((room, delta))
+    }
+
+    /// Counts an entry of `n` bytes just encoded in [`Self::room`].
+    #[inline(always)]
+    fn wrote(&mut self, n: usize) {
+        debug_assert!(n <= MAX_ENTRY_LEN);
         self.pos += n;
         self.bytes += n as u64;
         self.entries += 1;
-        true
     }
 
     /// Pads the rest of the chunk and maps the next; false (the log

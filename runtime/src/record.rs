@@ -119,20 +119,20 @@ impl RecordThread {
         crate::handover::guarded(self.id.get(), op)
     }
 
-    /// Runs `f` with the log writer. The event core calls this only while
-    /// the thread is marked busy, which keeps the signal handler and nested
-    /// hooks (the only re-entrant paths) out. Inline: out of line, the
-    /// record hook's append paid a frame of six saved registers and read
-    /// its arguments back through the closure.
-    #[inline(always)]
+    /// Runs `f` with the log writer (see [`Self::borrow_log`]).
     pub(crate) fn with_log<R>(&self, f: impl FnOnce(&mut LogWriter) -> R) -> R {
+        f(self.borrow_log().writer())
+    }
+
+    /// The log writer, borrowed until the guard drops. The event core
+    /// calls this only while the thread is marked busy, which keeps the
+    /// signal handler and nested hooks (the only re-entrant paths) out.
+    /// A guard, not a closure: the record hook's append is inlined through
+    /// it (a closure was compiled out of line, with a frame of its own).
+    #[inline(always)]
+    fn borrow_log(&self) -> LogBorrow<'_> {
         assert!(!self.log_in_use.replace(true), "thread log re-entered");
-        // SAFETY: only the owning thread reaches this RecordThread, and the
-        // flag above proves no other borrow of `log` is live on it: this
-        // is the only reference.
-        let r = f(unsafe { &mut *self.log.get() });
-        self.log_in_use.set(false);
-        r
+        LogBorrow { thread: self }
     }
 
     /// Unlocks the stripes kept from the previous hook, and those kept for
@@ -565,7 +565,10 @@ impl RecordThread {
     /// [`Self::log_entry`] for a plain access with a compact form (`tag`).
     #[inline(always)]
     fn log_access(&self, clock: u64, tag: u8, addr: u64, site: u64) {
-        self.log_with(clock, |log| log.append_access(tag, clock, addr, site));
+        self.take_clock(clock);
+        if !(self.borrow_log().writer()).append_access(tag, clock, addr, site) {
+            self.log_write_failed();
+        }
     }
 
     /// Logs an entry at `clock`, the thread's new clock.
@@ -587,18 +590,17 @@ impl RecordThread {
             site,
             payload,
         };
-        self.log_with(clock, |log| log.append(&entry));
-    }
-
-    /// Takes `clock` as the thread's, publishes it, and appends with
-    /// `append` (false: the log could not grow).
-    #[inline(always)]
-    fn log_with(&self, clock: u64, append: impl FnOnce(&mut LogWriter) -> bool) {
-        self.clock.set(clock);
-        crate::handover::publish_clock(self.id.get(), clock);
-        if !self.with_log(append) {
+        self.take_clock(clock);
+        if !self.borrow_log().writer().append(&entry) {
             self.log_write_failed();
         }
+    }
+
+    /// Takes `clock` as the thread's, and publishes it.
+    #[inline(always)]
+    fn take_clock(&self, clock: u64) {
+        self.clock.set(clock);
+        crate::handover::publish_clock(self.id.get(), clock);
     }
 
     /// The log could not grow: said once per run.
@@ -745,6 +747,30 @@ impl RecordThread {
         set.lock(self.id.get());
         self.clock.set(set.clock().max(self.clock.get()));
         set.unlock(self.id.get());
+    }
+}
+
+/// The thread's log writer, borrowed (`RecordThread::borrow_log`); the
+/// borrow ends when this drops.
+struct LogBorrow<'a> {
+    thread: &'a RecordThread,
+}
+
+impl LogBorrow<'_> {
+    #[inline(always)]
+    fn writer(&mut self) -> &mut LogWriter {
+        // SAFETY: only the owning thread reaches its RecordThread, and
+        // `borrow_log` made this guard only after setting `log_in_use`
+        // from false, which stays set until the guard drops: this is the
+        // only reference to `log` (tied to the guard's borrow).
+        unsafe { &mut *self.thread.log.get() }
+    }
+}
+
+impl Drop for LogBorrow<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.thread.log_in_use.set(false);
     }
 }
 

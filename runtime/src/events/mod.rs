@@ -269,42 +269,85 @@ pub(crate) fn log_before_access(kind: EventKind, addr: u64, size: u64, site: u64
     });
 }
 
+/// [`log_before_access`] for a hook whose kind and size are constants (the
+/// compiler's sized hooks, `KIND` an `EventKind` code): its record half is
+/// compiled once per hook with both folded in, so the compact tag, the
+/// single-stripe test and whether it writes cost nothing at run time.
+#[inline(always)]
+pub(crate) fn log_sized_access<const KIND: u8, const SIZE: u64>(addr: u64, site: u64) {
+    let kind = kind_of(KIND);
+    with_tracked(|t, mode| {
+        if mode == Mode::Replay {
+            return replay::count_access(&t.replay, kind, addr, site);
+        }
+        record_sized_access::<KIND, SIZE>(t, addr, site);
+    });
+}
+
+/// The `EventKind` of a hook's constant code (folded where it is inlined).
+#[inline(always)]
+fn kind_of(code: u8) -> EventKind {
+    let kind = EventKind::from_code(code);
+    debug_assert!(kind.is_some(), "hook with an unknown kind code {code}");
+    kind.unwrap_or(EventKind::Read)
+}
+
+/// The record half of [`log_sized_access`], out of line (as
+/// [`record_access`]), once per kind and size.
+#[inline(never)]
+fn record_sized_access<const KIND: u8, const SIZE: u64>(t: &ThreadState, addr: u64, site: u64) {
+    record_access_here(t, kind_of(KIND), addr, SIZE, site);
+}
+
 /// The record half of [`log_before_access`], out of line: the replay half,
 /// a few instructions, is then inlined into every hook (with both inline,
 /// neither was, and a replayed event paid a call and its arguments' trip
 /// through memory).
 #[inline(never)]
 fn record_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site: u64) {
-    busy(t, || {
-        let writes = kind.access() != rr_lite_trace::Access::Read;
-        let access = crate::record::PlainAccess {
-            kind,
-            addr,
-            size,
-            site,
-        };
-        // (The quantum, and the access's stripe if it has a single one.)
-        let single = t
-            .record
-            .quantum()
-            .zip(StripeSet::single_data_stripe(addr, size));
-        if let Some((quantum, stripe)) = single
-            && !writes
-            && t.record.try_shared_read(stripe, quantum, access)
-        {
-            return;
-        }
-        // The last access, if a read without a lock, is done.
-        t.record.stop_reading();
-        if let Some((quantum, stripe)) = single
-            && t.record.hold_access_fast(stripe, quantum, writes)
-        {
-            return t.record.append_on_stripe(stripe, access);
-        }
-        let set = StripeSet::for_access(addr, size);
-        t.record.hold_access(set, writes);
-        t.record.append_on(set, kind, addr, size, site, 0);
-    })
+    record_access_here(t, kind, addr, size, site);
+}
+
+/// What [`record_access`] and [`record_sized_access`] do, inlined into
+/// each (no closure: one would be compiled once for every kind and size).
+#[inline(always)]
+fn record_access_here(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site: u64) {
+    t.enter();
+    log_plain_access(t, kind, addr, size, site);
+    t.leave();
+}
+
+/// Locks and logs a plain access, the thread marked busy.
+#[inline(always)]
+fn log_plain_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site: u64) {
+    let writes = kind.access() != rr_lite_trace::Access::Read;
+    let access = crate::record::PlainAccess {
+        kind,
+        addr,
+        size,
+        site,
+    };
+    // (The quantum, and the access's stripe if it has a single one.)
+    let single = t
+        .record
+        .quantum()
+        .zip(StripeSet::single_data_stripe(addr, size));
+    if let Some((quantum, stripe)) = single
+        && !writes
+        && t.record.try_shared_read(stripe, quantum, access)
+    {
+        return;
+    }
+    // The last access, if a read without a lock, is done.
+    t.record.stop_reading();
+    if let Some((quantum, stripe)) = single
+        && t.record.hold_access_fast(stripe, quantum, writes)
+    {
+        return t.record.append_on_stripe(stripe, access);
+    }
+    let set = StripeSet::for_access(addr, size);
+    t.record.hold_access(set, writes);
+    t.record.append_on(set, kind, addr, size, site, 0);
 }
 
 /// Replay: the recording crashed inside the call about to be made (see

@@ -9,7 +9,7 @@ use crate::site::with_site;
 macro_rules! access_hooks {
     ($($kind:ident $size:literal: $imp:ident => $($name:ident),+;)*) => {$(
         extern "C" fn $imp(addr: u64, site: u64) {
-            events::log_before_access(EventKind::$kind, addr, $size, site);
+            events::log_sized_access::<{ EventKind::$kind as u8 }, $size>(addr, site);
         }
         $( with_site!($name => $imp, "rsi"); )+
     )*};
@@ -37,7 +37,7 @@ access_hooks! {
 macro_rules! compound_hooks {
     ($($size:literal: $imp:ident => $($name:ident),+;)*) => {$(
         extern "C" fn $imp(addr: u64, site: u64) {
-            events::log_before_access(EventKind::Rmw, addr, $size, site);
+            events::log_sized_access::<{ EventKind::Rmw as u8 }, $size>(addr, site);
         }
         $( with_site!($name => $imp, "rsi"); )+
     )*};
@@ -55,7 +55,7 @@ macro_rules! access_pc_hooks {
     ($($kind:ident $size:literal: $name:ident;)*) => {$(
         #[unsafe(no_mangle)]
         pub extern "C" fn $name(addr: u64, pc: u64) {
-            events::log_before_access(EventKind::$kind, addr, $size, pc);
+            events::log_sized_access::<{ EventKind::$kind as u8 }, $size>(addr, pc);
         }
     )*};
 }
