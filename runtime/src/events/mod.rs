@@ -259,13 +259,8 @@ fn in_real_call_as<R>(t: &ThreadState, status: ThreadStatus, op: impl FnOnce() -
 /// publication) until the thread's next hook.
 #[inline]
 pub(crate) fn log_before_access(kind: EventKind, addr: u64, size: u64, site: u64) {
-    with_tracked(|t, mode| {
-        if mode == Mode::Replay {
-            // Nothing below calls an interposed function (waits are raw
-            // futex calls), so the thread need not be marked busy.
-            return replay::count_access(&t.replay, kind, addr, site);
-        }
-        record_access(t, kind, addr, size, site);
+    at_access(kind, addr, site, |t| {
+        record_access(t, kind, addr, size, site)
     });
 }
 
@@ -275,12 +270,22 @@ pub(crate) fn log_before_access(kind: EventKind, addr: u64, size: u64, site: u64
 /// single-stripe test and whether it writes cost nothing at run time.
 #[inline(always)]
 pub(crate) fn log_sized_access<const KIND: u8, const SIZE: u64>(addr: u64, site: u64) {
-    let kind = kind_of(KIND);
+    at_access(kind_of(KIND), addr, site, |t| {
+        record_sized_access::<KIND, SIZE>(t, addr, site);
+    });
+}
+
+/// What every access hook does: replay counts the access inline; record
+/// calls `record`, one out-of-line call.
+#[inline(always)]
+fn at_access(kind: EventKind, addr: u64, site: u64, record: impl FnOnce(&ThreadState)) {
     with_tracked(|t, mode| {
         if mode == Mode::Replay {
+            // Nothing below calls an interposed function (waits are raw
+            // futex calls), so the thread need not be marked busy.
             return replay::count_access(&t.replay, kind, addr, site);
         }
-        record_sized_access::<KIND, SIZE>(t, addr, site);
+        record(t);
     });
 }
 
