@@ -117,7 +117,7 @@ fn print_summary(s: &SplitStats, trace: &TraceDir) {
     if many_waits(s) {
         println!(
             "  {} waits per 1000 events: replay pays for each. If the bug is not a \
-             fine-grained race, a longer quantum (`rr-lite record --quantum N`, 64 by \
+             fine-grained race, a longer quantum (`rr-lite record --quantum N`, 512 by \
              default; not with --chaos, which turns it off) records fewer thread \
              switches on shared data (see `rr-lite record --help`).",
             s.waits * 1000 / s.entries.max(1)

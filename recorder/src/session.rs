@@ -103,13 +103,16 @@ pub const CHAOS_ENV: &str = "RR_LITE_CHAOS";
 /// recorded environment; replay ignores it).
 pub const QUANTUM_ENV: &str = "RR_LITE_QUANTUM";
 /// `record --quantum`'s default. Threads that bump one shared index keep
-/// 20-30x fewer waits for replay with it than without, and replay 2-3x
-/// faster; programs that touch random shared slots are left as they were
-/// (the runtime keeps a stripe only while kept ones get used again). The
-/// turns fall at random points of a thread's hooks, so lost updates still
-/// show (the racy counter loses updates in every recording, as natively);
+/// some 4x fewer waits for replay with it than with 64 (20-30x fewer than
+/// without a quantum) and replay 2-3x faster; four threads updating random
+/// slots of a small shared array record 5x faster than with 64 (a stripe
+/// another thread waits for goes back once its holder leaves it idle, and
+/// keeping needs more reuses the longer the quantum: the runtime's
+/// `quantum` module). 256 and 1024 each lost one of those two. The turns
+/// fall at random points of a thread's hooks, so lost updates still show
+/// (the racy counter loses updates in every recording, as natively);
 /// `--chaos` turns it off for the finest turns.
-pub const DEFAULT_QUANTUM: u32 = 64;
+pub const DEFAULT_QUANTUM: u32 = 512;
 /// How long a program stopped with SIGINT (`timeout`) has to end before it
 /// is killed.
 const KILL_AFTER_INTERRUPT: Duration = Duration::from_secs(5);

@@ -11,7 +11,8 @@
 //!
 //! Which stripes are kept: only one another thread held last (a private
 //! stripe goes back at the next hook, as without a quantum), only while
-//! kept stripes get used again (`Kept::worth_keeping`), and each for a
+//! kept stripes get used again often enough for the quantum's length
+//! (`Kept::worth_keeping`), and each for a
 //! random 1 to `QUANTUM` hooks (`Kept::jittered_start`), so that turns fall
 //! anywhere in a thread's code as native preemption's do, and races such as
 //! lost updates keep showing.
@@ -24,9 +25,11 @@
 //!   stripe only if it is free now (`try_lock`), else gives back all it
 //!   keeps and then waits, so two threads never wait for each other's kept
 //!   stripes;
-//! - a kept stripe goes back after `QUANTUM` hooks of its holder, or when
-//!   more than [`MAX_KEPT`] are kept (oldest first), so a waiter waits for
-//!   at most a quantum of the holder's hooks;
+//! - a kept stripe goes back after `QUANTUM` hooks of its holder, when
+//!   more than [`MAX_KEPT`] are kept (oldest first), or once its holder
+//!   has left it unused for [`IDLE_HOOKS`] while another thread waits for
+//!   it, so a waiter waits for at most a quantum of the holder's hooks, and
+//!   only while the holder keeps using the stripe;
 //! - before logging on a kept stripe the thread checks it still holds it
 //!   (a waiter takes over the stripes of a holder asleep outside the
 //!   runtime: `crate::handover`).
@@ -159,6 +162,8 @@ impl<const N: usize> Slots<N> {
 #[derive(Debug)]
 pub(crate) struct Kept {
     slots: Slots<MAX_KEPT>,
+    /// The hook at which each slot's stripe was last used (put back).
+    used: [Cell<u32>; MAX_KEPT],
     /// The thread's hooks so far (wrapping).
     hooks: Cell<u32>,
     /// Generator state for [`Kept::jittered_start`] (`crate::chaos::mix`;
@@ -173,20 +178,35 @@ pub(crate) struct Kept {
     skipped: Cell<u32>,
 }
 
-/// Keeping pays when a kept stripe is used again at least this many times
-/// per stripe given back: a thread bumping one shared index reuses it every
-/// few hooks; threads updating random slots of a shared array rarely reuse
-/// the slot they keep, and keeping it only makes the others wait.
-const HITS_PER_GIVEN_BACK: u32 = 2;
+/// Keeping pays when a kept stripe is used again at least once per this
+/// many hooks it is kept, on average (a stripe is kept for half a quantum
+/// on average, so with a quantum `q` that is `q / (2 * HOOKS_PER_HIT)`
+/// uses per stripe given back, and at least 2): a thread bumping one shared
+/// index reuses it every few hooks; threads updating random slots of a
+/// shared array rarely reuse the slot they keep, and keeping it only makes
+/// the others wait, the longer the quantum the longer (a rule of hits per
+/// stripe given back alone let a long quantum keep them: kept for hundreds
+/// of hooks, even a random slot is used again a few times).
+const HOOKS_PER_HIT: u32 = 16;
+/// Uses per stripe given back below which keeping does not pay, however
+/// short the quantum.
+const MIN_HITS_PER_GIVEN_BACK: u32 = 2;
 /// While keeping does not pay, one shared stripe in this many is kept.
 const SAMPLE_EVERY: u32 = 32;
 /// The counts halve when their sum passes this (recent behaviour counts).
 const DECAY_AT: u32 = 512;
+/// A kept stripe another thread waits for goes back once its holder has
+/// not used it for this many hooks, before its quantum is over: a loop
+/// that bumps a shared index every few hooks keeps it for the quantum,
+/// while a stripe touched once and left (a random slot of a shared array)
+/// goes to its waiter within a few hooks, however long the quantum.
+pub(crate) const IDLE_HOOKS: u32 = 16;
 
 impl Kept {
     pub(crate) const fn new() -> Kept {
         Kept {
             slots: Slots::new(),
+            used: [const { Cell::new(0) }; MAX_KEPT],
             hooks: Cell::new(0),
             rng: Cell::new(0),
             hits: Cell::new(0),
@@ -195,12 +215,15 @@ impl Kept {
         }
     }
 
-    /// Whether to keep a shared stripe just taken: yes while kept stripes
-    /// are used again often enough (see [`HITS_PER_GIVEN_BACK`]), and for
-    /// one in [`SAMPLE_EVERY`] otherwise.
+    /// Whether to keep a shared stripe just taken, under a `quantum`: yes
+    /// while kept stripes are used again often enough (see
+    /// [`HOOKS_PER_HIT`]), and for one in [`SAMPLE_EVERY`] otherwise.
     #[inline]
-    pub(crate) fn worth_keeping(&self) -> bool {
-        if self.hits.get() >= HITS_PER_GIVEN_BACK * self.given_back.get() {
+    pub(crate) fn worth_keeping(&self, quantum: u32) -> bool {
+        let per_given_back = (quantum / (2 * HOOKS_PER_HIT)).max(MIN_HITS_PER_GIVEN_BACK);
+        if u64::from(self.hits.get())
+            >= u64::from(per_given_back) * u64::from(self.given_back.get())
+        {
             return true;
         }
         let skipped = self.skipped.get().wrapping_add(1);
@@ -274,8 +297,8 @@ impl Kept {
         Some(self.slots.since[at].get())
     }
 
-    /// Keeps `stripe`, taken at hook `since`; returns the stripe it pushed
-    /// out (the one kept longest at hook `now`) when full.
+    /// Keeps `stripe`, taken at hook `since` and used at hook `now`;
+    /// returns the stripe it pushed out (the one kept longest) when full.
     pub(crate) fn insert(&self, stripe: u32, since: u32, now: u32) -> Option<u32> {
         let at = self.slots.slot_of(NO_STRIPE).unwrap_or_else(|| {
             self.count(&self.given_back);
@@ -283,7 +306,26 @@ impl Kept {
                 .max_by_key(|&i| now.wrapping_sub(self.slots.since[i].get()))
                 .unwrap_or(0)
         });
+        self.used[at].set(now);
         self.slots.put(at, stripe, since)
+    }
+
+    /// Removes and returns a kept stripe not used for [`IDLE_HOOKS`] or
+    /// more at hook `now` that another thread wants (`wanted`): keeping it
+    /// longer would only make that thread wait, its holder having moved on.
+    #[inline]
+    pub(crate) fn pop_idle_wanted(&self, now: u32, wanted: impl Fn(u32) -> bool) -> Option<u32> {
+        if self.is_empty() {
+            return None;
+        }
+        let at = (0..MAX_KEPT).find(|&i| {
+            let stripe = self.slots.stripes[i].get();
+            stripe != NO_STRIPE
+                && now.wrapping_sub(self.used[i].get()) >= IDLE_HOOKS
+                && wanted(stripe)
+        })?;
+        self.count(&self.given_back);
+        Some(self.slots.free(at))
     }
 
     /// Removes and returns a stripe kept for `quantum` hooks or more at
@@ -441,14 +483,14 @@ mod tests {
     #[test]
     fn keeping_stops_while_kept_stripes_are_not_used_again_and_resumes_when_they_are() {
         let kept = Kept::new();
-        assert!(kept.worth_keeping(), "keeps from the start");
+        assert!(kept.worth_keeping(64), "keeps from the start");
         // Stripes kept and given back unused (random shared slots).
         for now in 0..64u32 {
             kept.insert(now, now, now);
             assert_eq!(kept.pop_expired(now + 4, 4), Some(now));
         }
         let kept_now = (0..SAMPLE_EVERY * 4)
-            .filter(|_| kept.worth_keeping())
+            .filter(|_| kept.worth_keeping(64))
             .count();
         assert_eq!(kept_now, 4, "one in SAMPLE_EVERY");
         // A stripe used again and again (a shared index).
@@ -456,7 +498,57 @@ mod tests {
             kept.insert(7, now, now);
             assert_eq!(kept.take(7), Some(now));
         }
-        assert!(kept.worth_keeping());
+        assert!(kept.worth_keeping(64));
+    }
+
+    #[test]
+    fn a_long_quantum_needs_proportionally_more_uses_to_keep() {
+        let kept = Kept::new();
+        // Each stripe used 5 times before it goes back: enough for a
+        // quantum of 64 (2 per stripe given back), not for 1024 (32).
+        for now in 0..64u32 {
+            for _ in 0..5 {
+                kept.insert(now, now, now);
+                kept.take(now);
+            }
+            kept.insert(now, now, now);
+            assert_eq!(kept.pop_expired(now + 4, 4), Some(now));
+        }
+        assert!(kept.worth_keeping(64));
+        let kept_now = (0..SAMPLE_EVERY * 4)
+            .filter(|_| kept.worth_keeping(1024))
+            .count();
+        assert_eq!(kept_now, 4, "one in SAMPLE_EVERY");
+    }
+
+    #[test]
+    fn an_idle_kept_stripe_goes_back_only_when_wanted() {
+        let kept = Kept::new();
+        kept.insert(5, 0, 10);
+        kept.insert(6, 0, 20);
+        let wanted = |s: u32| s == 5 || s == 6;
+        assert_eq!(
+            kept.pop_idle_wanted(10 + IDLE_HOOKS - 1, wanted),
+            None,
+            "not idle yet"
+        );
+        assert_eq!(
+            kept.pop_idle_wanted(10 + IDLE_HOOKS, |_| false),
+            None,
+            "nobody waits"
+        );
+        assert_eq!(kept.pop_idle_wanted(10 + IDLE_HOOKS, wanted), Some(5));
+        assert_eq!(
+            kept.pop_idle_wanted(10 + IDLE_HOOKS, wanted),
+            None,
+            "6 used since"
+        );
+        // Used again: idle counts from the last use, not from the take.
+        assert_eq!(kept.take(6), Some(0));
+        kept.insert(6, 0, 40);
+        assert_eq!(kept.pop_idle_wanted(40 + IDLE_HOOKS - 1, wanted), None);
+        assert_eq!(kept.pop_idle_wanted(40 + IDLE_HOOKS, wanted), Some(6));
+        assert!(kept.is_empty());
     }
 
     #[test]

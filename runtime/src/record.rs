@@ -354,9 +354,14 @@ impl RecordThread {
             _ if !held.is_empty() => self.release_held_set(held, share),
             _ => {}
         }
+        let me = self.id.get();
         while let Some(stripe) = self
             .kept
             .pop_expired(now, quantum)
+            .or_else(|| {
+                self.kept
+                    .pop_idle_wanted(now, |stripe| !StripeSet::reusable(stripe, me))
+            })
             .or_else(|| self.recent.pop_expired(now))
         {
             self.release_set(StripeSet::of_stripe(stripe));
@@ -426,7 +431,9 @@ impl RecordThread {
         self.held_private
             .set(single.is_some_and(|stripe| StripeSet::private_to(stripe, me)));
         let since = match single {
-            Some(stripe) if StripeSet::claim(stripe, me, writes) && self.kept.worth_keeping() => {
+            Some(stripe)
+                if StripeSet::claim(stripe, me, writes) && self.kept.worth_keeping(quantum) =>
+            {
                 self.kept.jittered_start(now, quantum, me)
             }
             _ => now.wrapping_sub(quantum),
