@@ -147,6 +147,18 @@ impl LogWriter {
         if p.is_null() {
             return false;
         }
+        if index > 0 {
+            // A thread that filled a chunk fills the next: its pages are
+            // faulted in writable now, in one call, rather than by one trap
+            // per page at the hooks that first write them (lu 500 1: 33.7 k
+            // page faults -> 3.8 k). Not the first chunk: a thread that logs
+            // little would dirty 4 MB of page cache for nothing. (Best
+            // effort: a kernel before 5.14 leaves the traps.)
+            // SAFETY: a raw system call on the mapping just made.
+            unsafe {
+                libc::syscall(libc::SYS_madvise, p, CHUNK_LEN, libc::MADV_POPULATE_WRITE);
+            }
+        }
         if !self.chunk.is_null() {
             // The previous chunk: nothing else uses it, its contents stay in
             // the file.
