@@ -93,11 +93,11 @@ pub extern "C" fn __tsan_write_range_pc(addr: u64, size: u64, pc: u64) {
 }
 
 extern "C" fn vptr_update(addr: u64, _new: u64, site: u64) {
-    events::log_before_access(EventKind::Write, addr, 8, site);
+    events::log_sized_access::<{ EventKind::Write as u8 }, 8>(addr, site);
 }
 
 extern "C" fn vptr_read(addr: u64, site: u64) {
-    events::log_before_access(EventKind::Read, addr, 8, site);
+    events::log_sized_access::<{ EventKind::Read as u8 }, 8>(addr, site);
 }
 
 with_site!(__tsan_vptr_update => vptr_update, "rdx");
