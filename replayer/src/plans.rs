@@ -164,18 +164,21 @@ fn build_into_place(
 /// thread's, for the number of events the trace has: the runtime trusts
 /// the plans it maps, and a damaged one would leave the replay waiting for
 /// events that never come. A plan that fails is rebuilt, not reported:
-/// plans are derived from the trace.
+/// plans are derived from the trace. The plans are checked side by side
+/// (every later replay waits for this before the program starts).
 fn plans_verify(trace: &TraceDir, dir: &Path) -> bool {
     let Some(header) = trace.header() else {
         return false;
     };
-    (0..trace.threads()).all(|t| {
+    let threads: Vec<u32> = (0..trace.threads()).collect();
+    let verified = rr_lite_trace::workers::map_parallel(threads, |t| {
         let Some(&accesses) = header.entries.get(t as usize) else {
             return false;
         };
         rr_lite_trace::bounded::read(&dir.join(plan_name(t)), MAX_PLAN_BYTES)
             .is_ok_and(|bytes| rr_lite_trace::plan::verify_plan(&bytes, t, accesses).is_ok())
-    })
+    });
+    verified.into_iter().all(|ok| ok)
 }
 
 /// Plans exist, are complete, were built the way this replayer builds them,

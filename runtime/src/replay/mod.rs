@@ -20,7 +20,7 @@ mod debug_stop;
 mod plan;
 mod shared;
 
-use core::cell::Cell;
+use core::cell::{Cell, UnsafeCell};
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use crossbeam_utils::Backoff;
@@ -53,9 +53,15 @@ pub(crate) struct ReplayThread {
     index: Cell<u64>,
     plan: Cell<Plan>,
     /// The plan's next point (decoded one ahead), and where the one after
-    /// it starts.
-    next: Cell<Option<Point<'static>>>,
-    cursor: Cell<PlanCursor<'static>>,
+    /// it starts, decoded in place ([`advance`]); the checks made at every
+    /// point read `next_index` and `next_flags` instead of copying the
+    /// point out. (A copy of more than 128 bytes is a call to `memcpy`, the
+    /// runtime's own interposed one: a point and a cursor had been 176 and
+    /// 184 bytes, copied some eight times per point.)
+    ahead: UnsafeCell<Ahead>,
+    /// The next point's index (`u64::MAX` if none) and flags.
+    next_index: Cell<u64>,
+    next_flags: Cell<u8>,
     /// The index of that point or the recorded end, whichever comes first:
     /// the one compare of the fast path.
     next_point: Cell<u64>,
@@ -84,8 +90,12 @@ impl ReplayThread {
             id: Cell::new(u32::MAX),
             index: Cell::new(0),
             plan: Cell::new(Plan::NONE),
-            next: Cell::new(None),
-            cursor: Cell::new(PlanCursor::EMPTY),
+            ahead: UnsafeCell::new(Ahead {
+                next: None,
+                cursor: PlanCursor::EMPTY,
+            }),
+            next_index: Cell::new(u64::MAX),
+            next_flags: Cell::new(0),
             next_point: Cell::new(u64::MAX),
             waited: Cell::new(false),
             pending_done: Cell::new(false),
@@ -138,18 +148,38 @@ pub(crate) fn open_session(session_dir: &[u8]) -> bool {
 /// Where counting must stop next: the index of the next point, the
 /// thread's recorded end or its debugger stop, whichever comes first.
 fn next_stop(r: &ReplayThread) -> u64 {
-    r.next
+    r.next_index
         .get()
-        .map_or(u64::MAX, |p| p.index)
         .min(r.plan.get().accesses)
         .min(r.debug_stop.get())
 }
 
+/// The plan's next point and the cursor past it.
+#[derive(Debug)]
+struct Ahead {
+    next: Option<Point<'static>>,
+    cursor: PlanCursor<'static>,
+}
+
+/// Runs `f` on the thread's [`Ahead`], in place.
+fn with_ahead<R>(r: &ReplayThread, f: impl FnOnce(&mut Ahead) -> R) -> R {
+    // SAFETY: only the owning thread touches its `ReplayThread`, and no
+    // reference into `ahead` outlives `f`: the callers only decode or copy
+    // out (nothing in them re-enters the runtime: no call, no wait, no
+    // signal handler of the runtime's counts events).
+    f(unsafe { &mut *r.ahead.get() })
+}
+
 /// Moves on to the plan's next point.
 fn advance(r: &ReplayThread) {
-    let mut cursor = r.cursor.get();
-    r.next.set(cursor.next_point().map(in_this_mode));
-    r.cursor.set(cursor);
+    let (index, flags) = with_ahead(r, |a| {
+        a.next = a.cursor.next_point().map(in_this_mode);
+        a.next
+            .as_ref()
+            .map_or((u64::MAX, 0), |p| (p.index, p.flags))
+    });
+    r.next_index.set(index);
+    r.next_flags.set(flags);
 }
 
 /// The point as this replay follows it: the kept plans serve parallel and
@@ -164,10 +194,8 @@ fn in_this_mode(mut p: Point<'static>) -> Point<'static> {
 /// The plan's points from the next one on (a copy of the cursor: looking
 /// ahead moves nothing).
 fn points_ahead(r: &ReplayThread) -> impl Iterator<Item = Point<'static>> {
-    let mut cursor = r.cursor.get();
-    r.next
-        .get()
-        .into_iter()
+    let (next, mut cursor) = with_ahead(r, |a| (a.next, a.cursor));
+    next.into_iter()
         .chain(core::iter::from_fn(move || cursor.next_point()))
 }
 
@@ -176,7 +204,7 @@ pub(crate) fn start_thread(r: &ReplayThread, id: u32, plan: Plan) {
     r.id.set(id);
     r.plan.set(plan);
     r.index.set(0);
-    r.cursor.set(plan.cursor());
+    with_ahead(r, |a| a.cursor = plan.cursor());
     advance(r);
     r.debug_stop.set(debug_stop::stop_index_of(id));
     set_next_point(r, next_stop(r));
@@ -616,7 +644,10 @@ pub(crate) fn wait_next(r: &ReplayThread) -> Option<Point<'static>> {
 
 /// The plan's next point, if it is the event at `index`.
 fn point_at(r: &ReplayThread, index: u64) -> Option<Point<'static>> {
-    r.next.get().filter(|p| p.index == index)
+    if r.next_index.get() != index {
+        return None;
+    }
+    with_ahead(r, |a| a.next)
 }
 
 /// `replay --debug --at`: the thread is about to perform its event `index`,
@@ -698,9 +729,8 @@ fn count_at_point(
     }
     stop_at_recorded_end(r);
     if r.index.get() == r.next_point.get()
-        && r.next
-            .get()
-            .is_some_and(|p| p.flags & flags::SEQUENCED != 0)
+        && r.next_index.get() != u64::MAX
+        && r.next_flags.get() & flags::SEQUENCED != 0
     {
         // This event starts the thread's next run: the previous one ended
         // with the previous event, which has completed.

@@ -23,8 +23,11 @@ use crate::event::EventKind;
 
 pub const PLAN_MAGIC: [u8; 8] = *b"RRLITE\0P";
 /// Version 2: points as a varint stream (version 1 had fixed 40-byte
-/// records and 16-byte waits: eight times the split log).
-pub const PLAN_VERSION: u16 = 3;
+/// records and 16-byte waits: eight times the split log). Version 3: waits
+/// against a table of recent waits. Version 4: that table forgets a wait on
+/// a thread from 2^24 - 1 on or of an index from 2^40 on (the same bytes
+/// below those), and the checksum is CRC-32 instead of FNV-1a.
+pub const PLAN_VERSION: u16 = 4;
 /// Largest plan file a tool reads back (checks, verify plans, `replay --debug`).
 pub const MAX_PLAN_BYTES: u64 = 1 << 36;
 pub const PLAN_HEADER_LEN: usize = 64;

@@ -12,8 +12,9 @@
 //!
 //! The prediction for a wait on thread `u` is the index of the plan's last
 //! wait on `u` if a small table of recent waits ([`WAIT_TABLE`] entries,
-//! slot `u % WAIT_TABLE`, replaced by each wait) still holds it, else the
-//! point's own index: a thread's waits on another follow that thread's
+//! slot `u % WAIT_TABLE`, replaced by each wait; a wait on a thread from
+//! 2^24 - 1 on or of an index from 2^40 on empties the slot instead) still
+//! holds it, else the point's own index: a thread's waits on another follow that thread's
 //! progress, so the delta takes a byte or two. The address is checked by a
 //! byte, not stored: a divergence report takes the recorded event from the
 //! trace, and the access hash at thread exit checks every address.
@@ -24,7 +25,6 @@
 //! the program starts) has already refused.
 
 use super::{PLAN_HEADER_LEN, PLAN_MAGIC, PLAN_VERSION, PlanMode, PlanPoint, flags};
-use crate::codec::checksum::{FNV1A_START, fnv1a, fnv1a_more};
 use crate::codec::varint::{self, unzigzag, zigzag};
 
 /// Wait counts from this one on continue in a varint.
@@ -62,24 +62,43 @@ struct Previous {
     waits: RecentWaits,
 }
 
-/// The last wait on each of a few threads (slot `thread % WAIT_TABLE`):
-/// `(thread + 1, index)`, thread 0 meaning empty.
+/// The last wait on each of a few threads (slot `thread % WAIT_TABLE`),
+/// packed in a word: `(thread + 1) << INDEX_BITS | index`, 0 meaning
+/// empty. A wait whose thread or index does not fit empties its slot
+/// instead (writer and cursor alike: the table only guesses). Packed so
+/// that a point, which carries the table for its waits, and a cursor stay
+/// within 128 bytes, which the compiler copies inline: a copy any larger is
+/// a `memcpy` call, in the runtime its own interposed one, several per
+/// point.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RecentWaits([(u32, u64); WAIT_TABLE]);
+pub struct RecentWaits([u64; WAIT_TABLE]);
+
+/// Bits of a remembered index (a trillion events of one thread).
+const INDEX_BITS: u32 = 40;
+
+// What the packing is for (see `RecentWaits`).
+const _: () = assert!(core::mem::size_of::<Point<'static>>() <= 128);
+const _: () = assert!(core::mem::size_of::<PlanCursor<'static>>() <= 128);
 
 impl RecentWaits {
     /// The index a wait on `thread` is stored against (see the module doc).
     fn predict(&self, thread: u32, point_index: u64) -> u64 {
-        let (t, index) = self.0[thread as usize % WAIT_TABLE];
-        if t == thread.wrapping_add(1) {
-            index
+        let entry = self.0[thread as usize % WAIT_TABLE];
+        if entry >> INDEX_BITS == u64::from(thread) + 1 {
+            entry & ((1 << INDEX_BITS) - 1)
         } else {
             point_index
         }
     }
 
     fn remember(&mut self, thread: u32, index: u64) {
-        self.0[thread as usize % WAIT_TABLE] = (thread.wrapping_add(1), index);
+        let tag = u64::from(thread) + 1;
+        self.0[thread as usize % WAIT_TABLE] =
+            if tag < 1 << (64 - INDEX_BITS) && index < 1 << INDEX_BITS {
+                tag << INDEX_BITS | index
+            } else {
+                0
+            };
     }
 }
 
@@ -103,8 +122,8 @@ pub struct PlanWriter<W: std::io::Write + std::io::Seek> {
     points: u64,
     waits: u64,
     previous: Previous,
-    /// FNV-1a of everything after the header, as written.
-    checksum: u64,
+    /// CRC-32 of everything after the header, as written.
+    checksum: crc32fast::Hasher,
     /// One point's bytes (reused).
     record: Vec<u8>,
 }
@@ -119,7 +138,7 @@ impl<W: std::io::Write + std::io::Seek> PlanWriter<W> {
             points: 0,
             waits: 0,
             previous: Previous::default(),
-            checksum: FNV1A_START,
+            checksum: crc32fast::Hasher::new(),
             record: Vec::with_capacity(64),
         })
     }
@@ -166,7 +185,7 @@ impl<W: std::io::Write + std::io::Seek> PlanWriter<W> {
         }
         self.points += 1;
         self.waits += waits;
-        self.checksum = fnv1a_more(self.checksum, &self.record);
+        self.checksum.update(&self.record);
         self.out.write_all(&self.record)
     }
 
@@ -182,7 +201,7 @@ impl<W: std::io::Write + std::io::Seek> PlanWriter<W> {
         h[32..40].copy_from_slice(&accesses.to_le_bytes());
         h[40..48].copy_from_slice(&access_hash.to_le_bytes());
         h[48] = self.mode as u8;
-        h[56..64].copy_from_slice(&self.checksum.to_le_bytes());
+        h[56..64].copy_from_slice(&u64::from(self.checksum.clone().finalize()).to_le_bytes());
         self.out.seek(std::io::SeekFrom::Start(0))?;
         self.out.write_all(&h)?;
         self.out.seek(std::io::SeekFrom::End(0))?;
@@ -316,7 +335,7 @@ impl PlanCursor<'static> {
             expected: 0,
             payload: 0,
             seq: 0,
-            waits: RecentWaits([(0, 0); WAIT_TABLE]),
+            waits: RecentWaits([0; WAIT_TABLE]),
         },
     };
 }
@@ -465,7 +484,7 @@ pub fn check_plan(bytes: &[u8]) -> Result<PlanHeader, &'static str> {
 pub fn verify_plan(bytes: &[u8], thread: u32, accesses: u64) -> Result<PlanHeader, String> {
     let header = check_plan(bytes)?;
     let stored = u64::from_le_bytes(bytes[56..64].try_into().expect("8 bytes"));
-    if stored != fnv1a(&bytes[PLAN_HEADER_LEN..]) {
+    if stored != u64::from(crc32fast::hash(&bytes[PLAN_HEADER_LEN..])) {
         return Err("checksum does not match the contents".into());
     }
     if header.thread != thread {
