@@ -37,7 +37,9 @@
 //! updates), against size (private_merge at 1x and 8x, which separates
 //! the fixed cost of starting a replay from the cost per event), and the
 //! recording quantum (shared_index and racy_share recorded with
-//! `--quantum 0` and with record's default).
+//! `--quantum 0` and with record's default), and the cost of one
+//! dependency alone (`handover`: two threads taking turns at almost every
+//! event, replayed spread over the CPUs and on one CPU).
 //!
 //! `REPLAY_SPEED_SERIES=stages,quantum cargo bench --bench replay_speed`
 //! runs only the cases of those series.
@@ -72,6 +74,12 @@ enum Mode {
     Record,
     Parallel,
     Sequential,
+    /// `replay --parallel --one-cpu never`: the threads spread over every
+    /// CPU, so a waiter's producer runs on another one.
+    ParallelSpread,
+    /// `replay --parallel --one-cpu always`: the threads on one CPU, so a
+    /// waiter's producer must be given the core.
+    ParallelOneCpu,
     /// `rr-lite split` of the recorded trace (its `split/` rewritten).
     Split,
     /// `replay --parallel` with no plans or split: the first replay after
@@ -106,13 +114,22 @@ impl Mode {
             Mode::Record => "record",
             Mode::Parallel => "parallel",
             Mode::Sequential => "sequential",
+            Mode::ParallelSpread => "parallel_spread",
+            Mode::ParallelOneCpu => "parallel_one_cpu",
             Mode::Split => "split",
             Mode::FirstReplay => "first_replay",
         }
     }
 
     fn is_replay(self) -> bool {
-        matches!(self, Mode::Parallel | Mode::Sequential | Mode::FirstReplay)
+        matches!(
+            self,
+            Mode::Parallel
+                | Mode::Sequential
+                | Mode::ParallelSpread
+                | Mode::ParallelOneCpu
+                | Mode::FirstReplay
+        )
     }
 
     /// Stages that take seconds at real sizes: counted runs only, no
@@ -266,6 +283,20 @@ fn small_cases() -> Vec<Case> {
             &replay,
         );
     }
+    // The cost of one dependency alone: two threads recorded without the
+    // quantum take turns on a shared index at almost every event, so
+    // nearly every event waits for the other thread's last one (1.1 M
+    // waits); replayed spread over the CPUs (the producer runs on the
+    // other one: the 300 ns) and on one CPU (the producer must be
+    // given the core: 5 us).
+    add_case_with_quantum(
+        &mut cases,
+        "shared_index",
+        &[300_000, 2],
+        Some(0),
+        "handover",
+        &[Instrumented, ParallelSpread, ParallelOneCpu],
+    );
     for per_mille in [0u64, 10, 100, 500, 1000] {
         add_case(
             &mut cases,
@@ -444,15 +475,23 @@ impl Prepared<'_> {
                     .args(&args);
                 c
             }
-            Mode::Parallel | Mode::Sequential | Mode::FirstReplay => {
+            Mode::Parallel
+            | Mode::Sequential
+            | Mode::ParallelSpread
+            | Mode::ParallelOneCpu
+            | Mode::FirstReplay => {
                 let mut c = env.rr();
-                c.arg("replay")
-                    .arg(if mode == Mode::Sequential {
-                        "--sequential"
-                    } else {
-                        "--parallel"
-                    })
-                    .arg(&self.trace);
+                c.arg("replay").arg(if mode == Mode::Sequential {
+                    "--sequential"
+                } else {
+                    "--parallel"
+                });
+                match mode {
+                    Mode::ParallelSpread => c.args(["--one-cpu", "never"]),
+                    Mode::ParallelOneCpu => c.args(["--one-cpu", "always"]),
+                    _ => &mut c,
+                };
+                c.arg(&self.trace);
                 c
             }
             Mode::Split => {

@@ -237,6 +237,30 @@ def scaling_table(r, series, title, key_name, key):
     print()
 
 
+def handover_table(r):
+    cases = r.series("handover")
+    if not cases:
+        return
+    print("## The cost of one dependency (two threads taking turns at almost every event)\n")
+    print(
+        "| workload | args | quantum | events | waits | instrumented ms | spread ms | one CPU ms "
+        "| ns per wait, spread (<= 300) | ns per wait, one CPU (<= 5000) |"
+    )
+    print("|" + "---|" * 10)
+    for c in cases:
+        ti, ts, to = (r.time(c, m) for m in ("instrumented", "parallel_spread", "parallel_one_cpu"))
+        waits = c["split"].get("waits", 0)
+
+        def per_wait(t):
+            return f"{(t - ti) / waits:.0f}" if waits and t is not None and ti is not None else "n/a"
+
+        print(
+            f"| {c['workload']} | {' '.join(map(str, c['args']))} | {c.get('quantum')} | {events(c)} "
+            f"| {waits} | {fmt_ms(ti)} | {fmt_ms(ts)} | {fmt_ms(to)} | {per_wait(ts)} | {per_wait(to)} |"
+        )
+    print()
+
+
 def quantum_table(r):
     cases = sorted(r.series("quantum"), key=lambda c: (c["workload"], c.get("quantum") is None))
     if not cases:
@@ -387,6 +411,7 @@ def main():
     scaling_table(r, "sharing", "Parallel replay against sharing ratio (racy_share, 4 threads)",
                   "shared per mille", lambda c: c["args"][2])
     quantum_table(r)
+    handover_table(r)
     size_table(r)
     splitter_table(r)
     failures(r)
