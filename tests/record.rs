@@ -1101,3 +1101,48 @@ fn the_program_dies_with_a_killed_recorder() {
         describe("info", &info)
     );
 }
+
+/// A program built by another rr-lite build loads that build's runtime
+/// through its rpath, which may not read the plans and state file this
+/// build's replay writes: record and replay name it (here the other
+/// "build" is this one's runtime in another `runtime-<hash>` directory, so
+/// both still work), and a program of this build gets no such warning.
+#[test]
+fn a_program_built_by_another_build_is_named_at_record_and_replay() {
+    let dir = common::tempdir();
+    let other = dir.path().join("runtime-0123456789abcdef");
+    let exe = dir.path().join("racy_counter_other_build");
+    let out = common::rr_command()
+        .env("RR_LITE_RUNTIME_DIR", &other)
+        .args(["cc", "-O2", "-pthread"])
+        .arg(common::c_dir().join("racy_counter.c"))
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("run rr-lite cc");
+    assert!(out.status.success(), "{}", common::describe("cc", &out));
+    let warning = "was built by another rr-lite build";
+    let rec = common::record(&exe, &["2", "1000"]);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    assert!(
+        rec.stderr.contains(warning) && rec.stderr.contains("runtime-0123456789abcdef"),
+        "{}",
+        rec.describe()
+    );
+    let rep = common::rr([std::ffi::OsStr::new("replay"), rec.trace.as_os_str()]);
+    assert_eq!(
+        common::status_code(&rep),
+        0,
+        "{}",
+        common::describe("replay", &rep)
+    );
+    assert_eq!(common::text(&rep.stdout), rec.stdout);
+    assert!(
+        common::text(&rep.stderr).contains(warning),
+        "{}",
+        common::describe("replay", &rep)
+    );
+    let own = common::record(&common::build("racy_counter"), &["2", "1000"]);
+    assert_eq!(own.status, 0, "{}", own.describe());
+    assert!(!own.stderr.contains(warning), "{}", own.describe());
+}

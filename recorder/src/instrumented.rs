@@ -55,22 +55,49 @@ pub fn unmodelled_libraries(path: &Path) -> Vec<String> {
          does not model: which thread runs which task is not recorded, and replay will \
          likely report a divergence",
     )];
-    let Ok(bytes) = std::fs::read(path) else {
-        return Vec::new();
-    };
-    let Ok(file) = object::File::parse(&*bytes) else {
-        return Vec::new();
-    };
-    let dynstr = file
-        .section_by_name(".dynstr")
-        .and_then(|s| s.data().ok())
-        .unwrap_or_default();
+    let dynstr = dynamic_strings(path).unwrap_or_default();
     let mentions = |needle: &str| dynstr.windows(needle.len()).any(|w| w == needle.as_bytes());
     KNOWN
         .iter()
         .filter(|(name, _)| mentions(name))
         .map(|(_, why)| format!("{}: {why}", path.display()))
         .collect()
+}
+
+/// The rr-lite runtime directory the executable's rpath names, if it is
+/// not this build's (another `runtime-<hash>`): the program then loads
+/// another build's runtime, whose plans or state file this build's replay
+/// may not share. `None` when it is this build's, names none, or the file
+/// cannot be read.
+pub fn other_builds_runtime(path: &Path) -> Option<String> {
+    let ours = crate::runtime::runtime_dir();
+    let ours = ours.file_name()?.to_str()?;
+    let dynstr = dynamic_strings(path)?;
+    dynstr
+        .split(|&b| b == 0)
+        .flat_map(|s| s.split(|&b| b == b':'))
+        .filter_map(|entry| std::str::from_utf8(entry).ok())
+        .find(|entry| {
+            let name = Path::new(entry).file_name().and_then(|n| n.to_str());
+            name.is_some_and(|n| is_runtime_dir_name(n) && n != ours)
+        })
+        .map(str::to_owned)
+}
+
+/// `runtime-` and a hex hash: how `crate::runtime::runtime_dir` names
+/// an installed runtime.
+fn is_runtime_dir_name(name: &str) -> bool {
+    name.strip_prefix("runtime-")
+        .is_some_and(|hash| !hash.is_empty() && hash.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// The executable's dynamic string table (needed libraries, rpath), if it
+/// is an ELF file that has one.
+fn dynamic_strings(path: &Path) -> Option<Vec<u8>> {
+    let bytes = std::fs::read(path).ok()?;
+    let file = object::File::parse(&*bytes).ok()?;
+    let dynstr = file.section_by_name(".dynstr")?.data().ok()?;
+    Some(dynstr.to_vec())
 }
 
 #[cfg(test)]

@@ -13,6 +13,8 @@ pub mod session;
 pub mod toolchain;
 
 pub use error::RecordError;
-pub use instrumented::{Instrumentation, check_instrumentation, unmodelled_libraries};
+pub use instrumented::{
+    Instrumentation, check_instrumentation, other_builds_runtime, unmodelled_libraries,
+};
 pub use rr_lite_supervise::OutputWatch;
 pub use session::{RecordOptions, RecordStdin, Recording, record};
