@@ -237,16 +237,25 @@ def scaling_table(r, series, title, key_name, key):
     print()
 
 
+def open_table(r, series, title, columns):
+    """The cases of `series`, once the table's title and header are printed
+    (nothing printed if the run has none)."""
+    cases = r.series(series)
+    if cases:
+        print(f"## {title}\n")
+        print("| " + " | ".join(columns) + " |")
+        print("|" + "---|" * len(columns))
+    return cases
+
+
 def handover_table(r):
-    cases = r.series("handover")
-    if not cases:
-        return
-    print("## The cost of one dependency (two threads taking turns at almost every event)\n")
-    print(
-        "| workload | args | quantum | events | waits | instrumented ms | spread ms | one CPU ms "
-        "| ns per wait, spread (<= 300) | ns per wait, one CPU (<= 5000) |"
+    cases = open_table(
+        r,
+        "handover",
+        "The cost of one dependency (two threads taking turns at almost every event)",
+        ["workload", "args", "quantum", "events", "waits", "instrumented ms", "spread ms",
+         "one CPU ms", "ns per wait, spread (<= 300)", "ns per wait, one CPU (<= 5000)"],
     )
-    print("|" + "---|" * 10)
     for c in cases:
         ti, ts, to = (r.time(c, m) for m in ("instrumented", "parallel_spread", "parallel_one_cpu"))
         waits = c["split"].get("waits", 0)
@@ -258,7 +267,8 @@ def handover_table(r):
             f"| {c['workload']} | {' '.join(map(str, c['args']))} | {c.get('quantum')} | {events(c)} "
             f"| {waits} | {fmt_ms(ti)} | {fmt_ms(ts)} | {fmt_ms(to)} | {per_wait(ts)} | {per_wait(to)} |"
         )
-    print()
+    if cases:
+        print()
 
 
 def quantum_table(r):
