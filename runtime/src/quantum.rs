@@ -422,6 +422,16 @@ impl Recent {
             .is_some()
     }
 
+    /// Puts `stripe`, held from hook `now`, in slot `at` in place of the
+    /// stripe just taken from it (found by [`Self::slot_of`]): a loop
+    /// moving between a few stripes trades one for the other in a slot,
+    /// pushing nothing out.
+    #[inline]
+    pub(crate) fn trade(&self, at: usize, stripe: u32, now: u32) {
+        let before = self.slots.put(at, stripe, now);
+        debug_assert!(before.is_some(), "traded into an empty slot");
+    }
+
     /// Holds `stripe` from hook `now`; returns the stripe it pushed out.
     #[inline]
     pub(crate) fn insert(&self, stripe: u32, now: u32) -> Option<u32> {

@@ -282,9 +282,10 @@ impl RecordThread {
             if !StripeSet::reusable(stripe, me) {
                 return false;
             }
-            self.recent.free(at);
-            if retires_to_recent && let Some(evicted) = self.recent.insert(held, now) {
-                self.release_set(StripeSet::of_stripe(evicted));
+            if retires_to_recent {
+                self.recent.trade(at, held, now);
+            } else {
+                self.recent.free(at);
             }
             // (`set_held`, spelled out: its match on the set is known here.)
             self.held.set(StripeSet::of_stripe(stripe));
