@@ -132,6 +132,16 @@ impl Mode {
         )
     }
 
+    /// `replay`'s options in a replay mode.
+    fn replay_options(self) -> &'static [&'static str] {
+        match self {
+            Mode::Sequential => &["--sequential"],
+            Mode::ParallelSpread => &["--parallel", "--one-cpu", "never"],
+            Mode::ParallelOneCpu => &["--parallel", "--one-cpu", "always"],
+            _ => &["--parallel"],
+        }
+    }
+
     /// Stages that take seconds at real sizes: counted runs only, no
     /// criterion samples, in the `stages` series.
     fn is_costly(self) -> bool {
@@ -481,17 +491,7 @@ impl Prepared<'_> {
             | Mode::ParallelOneCpu
             | Mode::FirstReplay => {
                 let mut c = env.rr();
-                c.arg("replay").arg(if mode == Mode::Sequential {
-                    "--sequential"
-                } else {
-                    "--parallel"
-                });
-                match mode {
-                    Mode::ParallelSpread => c.args(["--one-cpu", "never"]),
-                    Mode::ParallelOneCpu => c.args(["--one-cpu", "always"]),
-                    _ => &mut c,
-                };
-                c.arg(&self.trace);
+                c.arg("replay").args(mode.replay_options()).arg(&self.trace);
                 c
             }
             Mode::Split => {

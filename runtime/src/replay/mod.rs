@@ -20,7 +20,7 @@ mod debug_stop;
 mod plan;
 mod shared;
 
-use core::cell::{Cell, UnsafeCell};
+use core::cell::Cell;
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use crossbeam_utils::Backoff;
@@ -53,13 +53,13 @@ pub(crate) struct ReplayThread {
     index: Cell<u64>,
     plan: Cell<Plan>,
     /// The plan's next point (decoded one ahead), and where the one after
-    /// it starts, decoded in place ([`advance`]); the checks made at every
-    /// point read `next_index` and `next_flags` instead of copying the
-    /// point out. (A copy of more than 128 bytes is a call to `memcpy`, the
-    /// runtime's own interposed one: a point and a cursor had been 176 and
-    /// 184 bytes, copied some eight times per point.)
-    ahead: UnsafeCell<Ahead>,
-    /// The next point's index (`u64::MAX` if none) and flags.
+    /// it starts. Both stay within 128 bytes, which the compiler copies
+    /// inline (`trace::plan::RecentWaits`): a larger copy is a call to
+    /// `memcpy`, the runtime's own interposed one.
+    next: Cell<Option<Point<'static>>>,
+    cursor: Cell<PlanCursor<'static>>,
+    /// `next`'s index (`u64::MAX` if none) and flags, set with it: what the
+    /// checks made at every point read, without copying the point out.
     next_index: Cell<u64>,
     next_flags: Cell<u8>,
     /// The index of that point or the recorded end, whichever comes first:
@@ -90,10 +90,8 @@ impl ReplayThread {
             id: Cell::new(u32::MAX),
             index: Cell::new(0),
             plan: Cell::new(Plan::NONE),
-            ahead: UnsafeCell::new(Ahead {
-                next: None,
-                cursor: PlanCursor::EMPTY,
-            }),
+            next: Cell::new(None),
+            cursor: Cell::new(PlanCursor::EMPTY),
             next_index: Cell::new(u64::MAX),
             next_flags: Cell::new(0),
             next_point: Cell::new(u64::MAX),
@@ -154,30 +152,13 @@ fn next_stop(r: &ReplayThread) -> u64 {
         .min(r.debug_stop.get())
 }
 
-/// The plan's next point and the cursor past it.
-#[derive(Debug)]
-struct Ahead {
-    next: Option<Point<'static>>,
-    cursor: PlanCursor<'static>,
-}
-
-/// Runs `f` on the thread's [`Ahead`], in place.
-fn with_ahead<R>(r: &ReplayThread, f: impl FnOnce(&mut Ahead) -> R) -> R {
-    // SAFETY: only the owning thread touches its `ReplayThread`, and no
-    // reference into `ahead` outlives `f`: the callers only decode or copy
-    // out (nothing in them re-enters the runtime: no call, no wait, no
-    // signal handler of the runtime's counts events).
-    f(unsafe { &mut *r.ahead.get() })
-}
-
 /// Moves on to the plan's next point.
 fn advance(r: &ReplayThread) {
-    let (index, flags) = with_ahead(r, |a| {
-        a.next = a.cursor.next_point().map(in_this_mode);
-        a.next
-            .as_ref()
-            .map_or((u64::MAX, 0), |p| (p.index, p.flags))
-    });
+    let mut cursor = r.cursor.get();
+    let next = cursor.next_point().map(in_this_mode);
+    r.cursor.set(cursor);
+    let (index, flags) = next.as_ref().map_or((u64::MAX, 0), |p| (p.index, p.flags));
+    r.next.set(next);
     r.next_index.set(index);
     r.next_flags.set(flags);
 }
@@ -194,8 +175,10 @@ fn in_this_mode(mut p: Point<'static>) -> Point<'static> {
 /// The plan's points from the next one on (a copy of the cursor: looking
 /// ahead moves nothing).
 fn points_ahead(r: &ReplayThread) -> impl Iterator<Item = Point<'static>> {
-    let (next, mut cursor) = with_ahead(r, |a| (a.next, a.cursor));
-    next.into_iter()
+    let mut cursor = r.cursor.get();
+    r.next
+        .get()
+        .into_iter()
         .chain(core::iter::from_fn(move || cursor.next_point()))
 }
 
@@ -204,7 +187,7 @@ pub(crate) fn start_thread(r: &ReplayThread, id: u32, plan: Plan) {
     r.id.set(id);
     r.plan.set(plan);
     r.index.set(0);
-    with_ahead(r, |a| a.cursor = plan.cursor());
+    r.cursor.set(plan.cursor());
     advance(r);
     r.debug_stop.set(debug_stop::stop_index_of(id));
     set_next_point(r, next_stop(r));
@@ -647,7 +630,7 @@ fn point_at(r: &ReplayThread, index: u64) -> Option<Point<'static>> {
     if r.next_index.get() != index {
         return None;
     }
-    with_ahead(r, |a| a.next)
+    r.next.get()
 }
 
 /// `replay --debug --at`: the thread is about to perform its event `index`,
@@ -728,10 +711,7 @@ fn count_at_point(
         }
     }
     stop_at_recorded_end(r);
-    if r.index.get() == r.next_point.get()
-        && r.next_index.get() != u64::MAX
-        && r.next_flags.get() & flags::SEQUENCED != 0
-    {
+    if r.index.get() == r.next_point.get() && r.next_flags.get() & flags::SEQUENCED != 0 {
         // This event starts the thread's next run: the previous one ended
         // with the previous event, which has completed.
         pass_held_turn(r);

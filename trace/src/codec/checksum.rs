@@ -1,7 +1,8 @@
 //! The checksums of rr-lite files: FNV-1a for files written once, whole (the
 //! splitter's replay logs; the recorder's fallback program id), and the
 //! thread logs' ([`LogChecksum`]), which every split and first replay reads
-//! back in full.
+//! back in full; replay plans, verified before every replay, take the
+//! logs' CRC-32.
 
 /// FNV-1a, 64 bits, byte by byte: catches flipped and shuffled bytes and
 /// costs next to nothing. Not a defence against deliberate tampering.
@@ -57,6 +58,13 @@ impl LogChecksum {
         [LogChecksum::Fnv1a, LogChecksum::Crc32]
             .into_iter()
             .find(|k| k.name() == name)
+    }
+
+    /// The checksum of `bytes`, whole.
+    pub fn of(self, bytes: &[u8]) -> u64 {
+        let mut sum = self.start();
+        sum.update(bytes);
+        sum.value()
     }
 
     /// The running state before any byte.

@@ -25,6 +25,7 @@
 //! the program starts) has already refused.
 
 use super::{PLAN_HEADER_LEN, PLAN_MAGIC, PLAN_VERSION, PlanMode, PlanPoint, flags};
+use crate::codec::checksum::{LogChecksum, RunningChecksum};
 use crate::codec::varint::{self, unzigzag, zigzag};
 
 /// Wait counts from this one on continue in a varint.
@@ -33,6 +34,9 @@ const MANY_WAITS: u64 = 3;
 const FAR_INDEX: u64 = 15;
 /// Largest kind code a plan can hold (six bits).
 pub const MAX_PLAN_KIND: u8 = 63;
+/// A plan's checksum (header offset 56), the thread logs' CRC-32: every
+/// later replay verifies every plan before the program starts.
+const PLAN_CHECKSUM: LogChecksum = LogChecksum::Crc32;
 /// Entries of the table of recent waits that predicts a wait's index.
 pub const WAIT_TABLE: usize = 8;
 /// Fewest bytes a point takes (kind, flags).
@@ -122,8 +126,8 @@ pub struct PlanWriter<W: std::io::Write + std::io::Seek> {
     points: u64,
     waits: u64,
     previous: Previous,
-    /// CRC-32 of everything after the header, as written.
-    checksum: crc32fast::Hasher,
+    /// [`PLAN_CHECKSUM`] of everything after the header, as written.
+    checksum: RunningChecksum,
     /// One point's bytes (reused).
     record: Vec<u8>,
 }
@@ -138,7 +142,7 @@ impl<W: std::io::Write + std::io::Seek> PlanWriter<W> {
             points: 0,
             waits: 0,
             previous: Previous::default(),
-            checksum: crc32fast::Hasher::new(),
+            checksum: PLAN_CHECKSUM.start(),
             record: Vec::with_capacity(64),
         })
     }
@@ -201,7 +205,7 @@ impl<W: std::io::Write + std::io::Seek> PlanWriter<W> {
         h[32..40].copy_from_slice(&accesses.to_le_bytes());
         h[40..48].copy_from_slice(&access_hash.to_le_bytes());
         h[48] = self.mode as u8;
-        h[56..64].copy_from_slice(&u64::from(self.checksum.clone().finalize()).to_le_bytes());
+        h[56..64].copy_from_slice(&self.checksum.value().to_le_bytes());
         self.out.seek(std::io::SeekFrom::Start(0))?;
         self.out.write_all(&h)?;
         self.out.seek(std::io::SeekFrom::End(0))?;
@@ -484,7 +488,7 @@ pub fn check_plan(bytes: &[u8]) -> Result<PlanHeader, &'static str> {
 pub fn verify_plan(bytes: &[u8], thread: u32, accesses: u64) -> Result<PlanHeader, String> {
     let header = check_plan(bytes)?;
     let stored = u64::from_le_bytes(bytes[56..64].try_into().expect("8 bytes"));
-    if stored != u64::from(crc32fast::hash(&bytes[PLAN_HEADER_LEN..])) {
+    if stored != PLAN_CHECKSUM.of(&bytes[PLAN_HEADER_LEN..]) {
         return Err("checksum does not match the contents".into());
     }
     if header.thread != thread {

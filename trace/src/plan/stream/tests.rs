@@ -145,7 +145,7 @@ proptest! {
         let mut bytes = encode_plan(0, PlanMode::Parallel, 1 << 20, 0, &[]);
         bytes[16..24].copy_from_slice(&points.to_le_bytes());
         bytes.extend_from_slice(&body);
-        let sum = u64::from(crc32fast::hash(&bytes[PLAN_HEADER_LEN..]));
+        let sum = PLAN_CHECKSUM.of(&bytes[PLAN_HEADER_LEN..]);
         bytes[56..64].copy_from_slice(&sum.to_le_bytes());
         let _ = verify_plan(&bytes, 0, 1 << 20);
         let _ = decode_plan(&bytes);
