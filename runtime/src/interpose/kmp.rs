@@ -466,9 +466,19 @@ pub unsafe extern "C" fn __kmpc_copyprivate(
     COPY_FUNCTION.set(outer);
 }
 
-/// The copy function libomp calls in this thread: the program's, then an
-/// arrival at libomp's second barrier, then the thread gives back what it
-/// holds as before any wait it cannot be seen in.
+/// The copy function libomp calls in this thread: a departure from
+/// libomp's first barrier, the program's copy, then an arrival at libomp's
+/// second barrier, then the thread gives back what it holds as before any
+/// wait it cannot be seen in.
+///
+/// The departure orders the copy after every thread's arrival at the
+/// `copyprivate` (`__kmpc_copyprivate`'s event, logged before libomp's first
+/// barrier, which the copier has passed). Without it only the data the copy
+/// reads ordered it, after the `single` winner's write: sequential replay
+/// could give the copy a turn before a slower thread's arrival, and stalled
+/// with the copier waiting in libomp's barrier for a thread that waited for
+/// a later turn (one sequential replay in some three hundred recordings of
+/// `replay_openmp.c` built with clang).
 ///
 /// The arrival orders the copy before every thread's departure from the
 /// copyprivate (their departures read the barrier's pseudo-address after
@@ -478,6 +488,7 @@ pub unsafe extern "C" fn __kmpc_copyprivate(
 /// rare stall: one sequential replay of `replay_openmp.c` in a full test
 /// run, reported by the stall report with the copier waiting for a turn).
 extern "C" fn copy_then_wait(destination: *mut c_void, source: *mut c_void) {
+    events::log_event(EventKind::BarrierDepart, pseudo::OMP_BARRIER, 0, 0, 0);
     if let Some(copy) = COPY_FUNCTION.get() {
         copy(destination, source);
     }
