@@ -116,6 +116,7 @@ fn options(algorithm: Algorithm) -> SplitOptions {
         algorithm,
         reduction: Reduction::Vc,
         granule: 8,
+        ..SplitOptions::default()
     }
 }
 

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use rr_lite_splitter::{
-    Algorithm, DependencyKind, PairCounts, Reduction, SplitOptions, SplitStats,
+    Algorithm, DependencyKind, EventOrder, PairCounts, Reduction, SplitOptions, SplitStats,
 };
 use rr_lite_trace::TraceDir;
 
@@ -24,6 +24,12 @@ pub struct AnalysisArgs {
     /// Granule of the analysis in bytes (a power of two).
     #[arg(long, default_value_t = rr_lite_splitter::options::DEFAULT_GRANULE, value_name = "BYTES")]
     pub granule: u64,
+    /// The order the analysis reads the events in: `runs` (the default:
+    /// a thread's accesses to stripes it kept to itself in one run) or
+    /// `clock` (strictly by Lamport clock, threads taking turns event by
+    /// event: slower). Both find the same pairs.
+    #[arg(long, default_value = "runs", value_name = "runs|clock")]
+    pub order: EventOrder,
 }
 
 impl AnalysisArgs {
@@ -32,6 +38,7 @@ impl AnalysisArgs {
             algorithm: self.algorithm,
             reduction: self.reduce,
             granule: self.granule,
+            order: self.order,
         }
     }
 }

@@ -1146,3 +1146,53 @@ fn a_program_built_by_another_build_is_named_at_record_and_replay() {
     assert_eq!(own.status, 0, "{}", own.describe());
     assert!(!own.stderr.contains(warning), "{}", own.describe());
 }
+
+/// The split reads a trace in the analysis order: an event one private
+/// clock step past its thread's previous one comes right after it (its
+/// stripe was that thread's since its previous access: ARCHITECTURE.md,
+/// "Private steps"). It must find exactly the pairs, sync points and
+/// granules of the order by clock, on programs that walk their own data
+/// (long private runs) and share it at fine grain, through locks, barriers,
+/// read-shared data and copies.
+#[test]
+fn the_analysis_order_finds_the_pairs_of_the_clock_order() {
+    let programs: [(&str, &[&str]); 6] = [
+        ("racy_counter", &["4", "2000"]),
+        ("barrier_stencil", &[]),
+        ("replay_read_shared", &["500"]),
+        ("memcpy_shared", &[]),
+        ("accounts", &[]),
+        ("prodcons", &[]),
+    ];
+    for (name, args) in programs {
+        let rec = record(&build(name), args);
+        assert_eq!(rec.status, 0, "{}", rec.describe());
+        let events = common::dump(&rec.trace).unwrap();
+        let mut last = HashMap::new();
+        let private_steps = events
+            .iter()
+            .filter(|e| {
+                last.insert(e.thread, e.clock)
+                    .is_some_and(|c| e.clock == c + 1)
+            })
+            .count();
+        assert!(private_steps > 0, "{name}: no private step recorded");
+        let stats = |order: &str| {
+            let trace = rec.trace.to_str().unwrap();
+            let out = common::rr(["split", "--json", "--order", order, trace]);
+            assert!(out.status.success(), "{}", describe(order, &out));
+            let mut v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            // The time, and the table's memory, which the order may move.
+            for k in [
+                "seconds",
+                "entries_per_second",
+                "state_bytes",
+                "state_bytes_per_granule",
+            ] {
+                v.as_object_mut().unwrap().remove(k);
+            }
+            v
+        };
+        assert_eq!(stats("runs"), stats("clock"), "{name}");
+    }
+}

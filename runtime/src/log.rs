@@ -94,6 +94,7 @@ impl LogWriter {
             chunk_size: CHUNK_LEN as u32,
             pid: crate::sys::getpid_raw(),
             parent,
+            flags: rr_lite_trace::codec::LOG_PRIVATE_CLOCK_STEPS,
             start_unix_ns: crate::sys::unix_time_ns(),
             last_chunk: 0,
             entries_before_last_chunk: 0,
@@ -206,15 +207,23 @@ impl LogWriter {
         true
     }
 
-    /// Appends a plain access (`encode_access`: `tag` is its compact tag),
+    /// Appends a plain access (`encode_access`: `tag` is its compact tag,
+    /// `may_step` whether its clock may have moved by the synced step),
     /// the recorder's fast path: no [`Entry`] built, nothing looked at
     /// twice.
     #[inline(always)]
-    pub(crate) fn append_access(&mut self, tag: u8, clock: u64, addr: u64, site: u64) -> bool {
+    pub(crate) fn append_access(
+        &mut self,
+        tag: u8,
+        clock: u64,
+        addr: u64,
+        site: u64,
+        may_step: bool,
+    ) -> bool {
         let Some((room, delta)) = self.room() else {
             return false;
         };
-        let n = encode_access(room, delta, tag, clock, addr, site);
+        let n = encode_access(room, delta, tag, clock, addr, site, may_step);
         self.wrote(n);
         true
     }

@@ -10,8 +10,8 @@
 
 use core::cell::{Cell, UnsafeCell};
 
-use rr_lite_trace::EventKind;
 use rr_lite_trace::codec::Entry;
+use rr_lite_trace::{EventKind, PRIVATE_CLOCK_STEP, SYNCED_CLOCK_STEP};
 
 use crate::log::LogWriter;
 use crate::quantum::{Kept, Recent};
@@ -207,7 +207,7 @@ impl RecordThread {
         let now = self.kept.tick();
         self.retire_held(now, quantum, None);
         let clock = StripeSet::shared_read_clock(stripe, self.clock.get());
-        self.log_plain_access(clock, access);
+        self.log_plain_access(clock, access, true);
         true
     }
 
@@ -548,7 +548,7 @@ impl RecordThread {
         let clock = if kind == EventKind::Time {
             // A value read from outside: nothing writes its pseudo-address,
             // so it needs no lock, only a place in program order.
-            self.clock.get() + 1
+            self.clock.get() + SYNCED_CLOCK_STEP
         } else {
             set.advance_clock(self.clock.get())
         };
@@ -556,27 +556,30 @@ impl RecordThread {
     }
 
     /// [`Self::append_on`] for a plain access on one `stripe` the thread
-    /// holds (after [`Self::hold_access_fast`]).
+    /// holds, its clock moved by `step`: [`PRIVATE_CLOCK_STEP`] only after
+    /// [`Self::hold_access_fast`], whose stripe the thread has held since
+    /// its last access to it (ARCHITECTURE.md, "Private steps").
     #[inline(always)]
-    pub(crate) fn append_on_stripe(&self, stripe: u32, access: PlainAccess) {
-        let clock = StripeSet::advance_stripe_clock(stripe, self.clock.get());
-        self.log_plain_access(clock, access);
+    pub(crate) fn append_on_stripe(&self, stripe: u32, access: PlainAccess, step: u64) {
+        let clock = StripeSet::advance_stripe_clock(stripe, self.clock.get(), step);
+        self.log_plain_access(clock, access, step != PRIVATE_CLOCK_STEP);
     }
 
-    /// Logs a plain access at `clock`, in its compact form if it has one.
+    /// Logs a plain access at `clock`, in its compact form if it has one
+    /// (`may_step`: see `codec::encode_access`).
     #[inline(always)]
-    fn log_plain_access(&self, clock: u64, a: PlainAccess) {
+    fn log_plain_access(&self, clock: u64, a: PlainAccess, may_step: bool) {
         match rr_lite_trace::codec::compact_tag(a.kind, a.size) {
-            Some(tag) => self.log_access(clock, tag, a.addr, a.site),
+            Some(tag) => self.log_access(clock, tag, a.addr, a.site, may_step),
             None => self.log_entry(clock, a.kind, a.addr, a.size, a.site, 0),
         }
     }
 
     /// [`Self::log_entry`] for a plain access with a compact form (`tag`).
     #[inline(always)]
-    fn log_access(&self, clock: u64, tag: u8, addr: u64, site: u64) {
+    fn log_access(&self, clock: u64, tag: u8, addr: u64, site: u64, may_step: bool) {
         self.take_clock(clock);
-        if !(self.borrow_log().writer()).append_access(tag, clock, addr, site) {
+        if !(self.borrow_log().writer()).append_access(tag, clock, addr, site, may_step) {
             self.log_write_failed();
         }
     }

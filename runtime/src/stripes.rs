@@ -53,7 +53,7 @@
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crossbeam_utils::Backoff;
-use rr_lite_trace::pseudo;
+use rr_lite_trace::{SYNCED_CLOCK_STEP, pseudo};
 
 use crate::handover;
 use crate::sys::{futex_wait, futex_wake_all};
@@ -478,7 +478,7 @@ impl StripeSet {
     /// a clock past every read's (`Stripe::end_sharing`).
     #[inline(always)]
     pub(crate) fn shared_read_clock(i: u32, thread_clock: u64) -> u64 {
-        thread_clock.max(TABLE[i as usize].clock.load(Ordering::Relaxed)) + 1
+        thread_clock.max(TABLE[i as usize].clock.load(Ordering::Relaxed)) + SYNCED_CLOCK_STEP
     }
 
     /// The thread holding stripe `i` (kept for the quantum) writes it (see
@@ -567,11 +567,13 @@ impl StripeSet {
             .unwrap_or(0)
     }
 
-    /// [`Self::advance_clock`] for the set of one (locked) `stripe`.
+    /// [`Self::advance_clock`] for the set of one (locked) `stripe`, by
+    /// `step` (`PRIVATE_CLOCK_STEP` on the fast path, whose stripe's clock
+    /// is the thread's own from its last access to it).
     #[inline(always)]
-    pub(crate) fn advance_stripe_clock(stripe: u32, thread_clock: u64) -> u64 {
+    pub(crate) fn advance_stripe_clock(stripe: u32, thread_clock: u64, step: u64) -> u64 {
         let stripe_clock = &TABLE[stripe as usize].clock;
-        let clock = thread_clock.max(stripe_clock.load(Ordering::Relaxed)) + 1;
+        let clock = thread_clock.max(stripe_clock.load(Ordering::Relaxed)) + step;
         // A plain store: see `advance_clock`.
         stripe_clock.store(clock, Ordering::Relaxed);
         clock
@@ -583,7 +585,7 @@ impl StripeSet {
             .indices()
             .map(|i| TABLE[i].clock.load(Ordering::Relaxed))
             .fold(thread_clock, u64::max);
-        let clock = newest + 1;
+        let clock = newest + SYNCED_CLOCK_STEP;
         // A plain store, not `fetch_max` (a locked instruction on every
         // access): only the holder advances a stripe's clock, and `clock`
         // is above the stripe's. The one other writer is a late holder

@@ -35,7 +35,7 @@ use rr_lite_trace::TraceDir;
 pub use analysis::{Analysis, Analyzer, ThreadSummary, analyze_events};
 pub use error::{Result, SplitError};
 pub use graph::{SiteLabeller, Topology};
-pub use options::{Algorithm, Reduction, SplitOptions};
+pub use options::{Algorithm, EventOrder, Reduction, SplitOptions};
 pub use pairs::{DependencyKind, DependencyPair, EventRef};
 pub use progress::{NoProgress, Progress, Stage};
 pub use replay_log::{SPLIT_DIR, read_split, replay_log_name};
@@ -94,7 +94,10 @@ pub fn place_sync_points(
     let start = Instant::now();
     let mut analyzer = Analyzer::new(options)?;
     progress.start(trace.header().map(|h| h.entries.iter().sum()));
-    let mut order = trace.global_order()?;
+    let mut order = match options.order {
+        EventOrder::Runs => trace.analysis_order()?,
+        EventOrder::Clock => trace.global_order()?,
+    };
     let mut next_report = progress::PROGRESS_STEP;
     while let Some((_, run)) = order.next_run()? {
         if let Err(e) = run.iter().try_for_each(|e| analyzer.push(e)) {

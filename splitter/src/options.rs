@@ -96,6 +96,48 @@ pub const MAX_GRANULE: u64 = 1 << 20;
 /// Default granule (SPEC: 8 bytes).
 pub const DEFAULT_GRANULE: u64 = 8;
 
+/// The order the analysis reads a trace's events in (`--order`). Both keep
+/// the recorded order of the events on every stripe, so they find the same
+/// pairs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EventOrder {
+    /// A thread's events one private step apart in one run
+    /// (`TraceDir::analysis_order`).
+    #[default]
+    Runs,
+    /// Strictly by `(clock, thread)` (`TraceDir::global_order`): threads
+    /// running side by side take turns event by event.
+    Clock,
+}
+
+impl EventOrder {
+    pub fn name(self) -> &'static str {
+        match self {
+            EventOrder::Runs => "runs",
+            EventOrder::Clock => "clock",
+        }
+    }
+}
+
+impl fmt::Display for EventOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for EventOrder {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "runs" => Ok(EventOrder::Runs),
+            "clock" => Ok(EventOrder::Clock),
+            _ => Err(format!("unknown order {s:?} (expected runs or clock)")),
+        }
+    }
+}
+
 /// Options of a split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SplitOptions {
@@ -103,6 +145,7 @@ pub struct SplitOptions {
     pub reduction: Reduction,
     /// Granule size in bytes: a power of two, at most [`MAX_GRANULE`].
     pub granule: u64,
+    pub order: EventOrder,
 }
 
 impl Default for SplitOptions {
@@ -111,6 +154,7 @@ impl Default for SplitOptions {
             algorithm: Algorithm::default(),
             reduction: Reduction::default(),
             granule: DEFAULT_GRANULE,
+            order: EventOrder::default(),
         }
     }
 }

@@ -22,6 +22,7 @@ fn run(
         algorithm,
         reduction,
         granule,
+        ..SplitOptions::default()
     };
     analyze_events(events, &options).unwrap()
 }

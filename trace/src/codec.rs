@@ -22,9 +22,12 @@ use varint::{VarintError, unzigzag, zigzag};
 pub const THREAD_LOG_MAGIC: [u8; 8] = *b"RRLITE\0T";
 /// Version of the thread log and trace directory format. Readers reject
 /// larger versions; see docs/FORMAT.md for the rule.
-pub const FORMAT_VERSION: u16 = 5;
+pub const FORMAT_VERSION: u16 = 6;
 /// The first version whose entries use [`EntryLayout::Predicted`].
 pub const PREDICTED_SINCE: u16 = 5;
+/// The first version with stepped accesses (tag bits 7-6 `01`: a compact
+/// access whose clock moved by [`crate::SYNCED_CLOCK_STEP`]).
+pub const STEPPED_SINCE: u16 = 6;
 /// Size of the thread log header.
 pub const HEADER_LEN: usize = 64;
 /// Longest possible entry: tag + five 10-byte varints.
@@ -55,8 +58,18 @@ const COMPACT_SIZE_HIGH: u8 = 0x01;
 const COMPACT_CLOCK_NEXT: u8 = 0x08;
 const COMPACT_SITE_PREDICTED: u8 = 0x04;
 const COMPACT_ADDR_PREDICTED: u8 = 0x02;
-/// Always clear in a general entry's tag.
-const GENERAL_RESERVED: u8 = 0x40;
+/// Always clear in a general entry's tag; set (with bit 7 clear) from
+/// version 6 in a stepped access's: a compact access whose clock moved by
+/// [`crate::SYNCED_CLOCK_STEP`], the step of an access that took its
+/// stripe, so that it costs no clock byte (the compact tag's
+/// [`COMPACT_CLOCK_NEXT`] is the private step). Its bits: 5 a write, 4-2
+/// the size code, 1 the site predicted, 0 the address predicted.
+const STEPPED: u8 = 0x40;
+const GENERAL_RESERVED: u8 = STEPPED;
+const STEPPED_WRITE: u8 = 0x20;
+const STEPPED_SIZE_SHIFT: u8 = 2;
+const STEPPED_SITE_PREDICTED: u8 = 0x02;
+const STEPPED_ADDR_PREDICTED: u8 = 0x01;
 
 /// The fixed header at offset 0 of a thread log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +82,8 @@ pub struct ThreadLogHeader {
     pub pid: u32,
     /// Logical id of the creating thread, or [`NO_PARENT`].
     pub parent: u32,
+    /// [`LOG_PRIVATE_CLOCK_STEPS`], or 0 (logs from before it).
+    pub flags: u32,
     /// Wall-clock time the thread started, nanoseconds since the Unix epoch.
     pub start_unix_ns: u64,
     /// The chunk the runtime last moved to, and the entries before it,
@@ -77,6 +92,14 @@ pub struct ThreadLogHeader {
     pub last_chunk: u64,
     pub entries_before_last_chunk: u64,
 }
+
+/// [`ThreadLogHeader::flags`]: the thread's clock moved by exactly
+/// [`crate::PRIVATE_CLOCK_STEP`] only at plain accesses to a stripe it had
+/// held since its previous access to it, and by at least
+/// [`crate::SYNCED_CLOCK_STEP`] at every other entry (ARCHITECTURE.md,
+/// "Private steps"), so the global order may hand out an entry one step
+/// past the one before it right after that one.
+pub const LOG_PRIVATE_CLOCK_STEPS: u32 = 1;
 
 /// Where in the header [`ThreadLogHeader::last_chunk`] and then
 /// `entries_before_last_chunk` are (16 bytes).
@@ -105,6 +128,7 @@ impl ThreadLogHeader {
         b[16..20].copy_from_slice(&self.chunk_size.to_le_bytes());
         b[20..24].copy_from_slice(&self.pid.to_le_bytes());
         b[24..28].copy_from_slice(&self.parent.to_le_bytes());
+        b[28..32].copy_from_slice(&self.flags.to_le_bytes());
         b[32..40].copy_from_slice(&self.start_unix_ns.to_le_bytes());
         b[40..48].copy_from_slice(&self.last_chunk.to_le_bytes());
         b[48..56].copy_from_slice(&self.entries_before_last_chunk.to_le_bytes());
@@ -150,6 +174,7 @@ impl ThreadLogHeader {
             chunk_size,
             pid: u32_at(20),
             parent: u32_at(24),
+            flags: u32_at(28),
             start_unix_ns: u64::from_le_bytes(u64_bytes),
             last_chunk: u64_at(40),
             entries_before_last_chunk: u64_at(48),
@@ -187,6 +212,8 @@ pub struct DeltaState {
     pub addr: u64,
     pub site: u64,
     layout: EntryLayout,
+    /// Stepped accesses are written and read (version 6 on).
+    stepped: bool,
     predictor: Predictor,
 }
 
@@ -204,6 +231,7 @@ impl DeltaState {
             addr: 0,
             site: 0,
             layout: EntryLayout::Predicted,
+            stepped: true,
             predictor: Predictor::new(),
         }
     }
@@ -216,6 +244,7 @@ impl DeltaState {
             } else {
                 EntryLayout::Classic
             },
+            stepped: version >= STEPPED_SINCE,
             ..DeltaState::new()
         }
     }
@@ -293,7 +322,7 @@ pub fn encode_entry(buf: &mut [u8], state: &mut DeltaState, e: &Entry) -> usize 
         let Some(buf) = buf.first_chunk_mut::<MAX_ENTRY_LEN>() else {
             panic!("an entry needs {MAX_ENTRY_LEN} bytes of room");
         };
-        return encode_access(buf, state, tag, e.clock, e.addr, e.site);
+        return encode_access(buf, state, tag, e.clock, e.addr, e.site, true);
     }
     let clock_delta = e.clock.wrapping_sub(state.clock);
     let site_delta = zigzag(e.site.wrapping_sub(state.site));
@@ -316,7 +345,10 @@ pub fn encode_entry(buf: &mut [u8], state: &mut DeltaState, e: &Entry) -> usize 
 
 /// [`encode_entry`] for a plain access whose [`compact_tag`] is `tag` (the
 /// recorder's fast path calls it directly, so that a hook does not build an
-/// [`Entry`] nor look at its kind again): the same bytes.
+/// [`Entry`] nor look at its kind again): the same bytes. `may_step`
+/// false (a constant in the recorder's fast path, whose clock moves by the
+/// private step) leaves out the stepped form, and its cost: the clock delta
+/// is still written whatever it is.
 #[inline(always)]
 pub fn encode_access(
     buf: &mut [u8; MAX_ENTRY_LEN],
@@ -325,14 +357,18 @@ pub fn encode_access(
     clock: u64,
     addr: u64,
     site: u64,
+    may_step: bool,
 ) -> usize {
     debug_assert!(clock > state.clock, "clocks must grow within a thread");
     let clock_delta = clock.wrapping_sub(state.clock);
     let site_predicted = state.predictor.next_site(state.site) == site;
     let addr_delta = zigzag(addr.wrapping_sub(state.predictor.addr(site, state.addr)));
     let mut pos = 1;
+    let mut stepped = false;
     if clock_delta == 1 {
         tag |= COMPACT_CLOCK_NEXT;
+    } else if may_step && clock_delta == crate::SYNCED_CLOCK_STEP && state.stepped {
+        stepped = true;
     } else {
         pos += varint::write(&mut buf[pos..], clock_delta);
     }
@@ -346,10 +382,43 @@ pub fn encode_access(
     } else {
         pos += varint::write(&mut buf[pos..], addr_delta);
     }
+    if stepped {
+        tag = stepped_tag(tag);
+    }
     state.advance(clock, addr, site);
     // Written last: see `encode_entry`.
     buf[0] = tag;
     pos
+}
+
+/// The stepped access's tag for compact tag `tag` (see [`STEPPED`]).
+#[inline(always)]
+fn stepped_tag(tag: u8) -> u8 {
+    let bit = |set: bool, bit: u8| if set { bit } else { 0 };
+    STEPPED
+        | bit(tag & COMPACT_WRITE != 0, STEPPED_WRITE)
+        | (compact_size_code(tag) << STEPPED_SIZE_SHIFT)
+        | bit(tag & COMPACT_SITE_PREDICTED != 0, STEPPED_SITE_PREDICTED)
+        | bit(tag & COMPACT_ADDR_PREDICTED != 0, STEPPED_ADDR_PREDICTED)
+}
+
+/// The compact tag, its clock not predicted, of stepped tag `tag`.
+#[inline(always)]
+fn compact_of_stepped(tag: u8) -> u8 {
+    let bit = |set: bool, bit: u8| if set { bit } else { 0 };
+    let size_code = (tag >> STEPPED_SIZE_SHIFT) & 7;
+    COMPACT
+        | bit(tag & STEPPED_WRITE != 0, COMPACT_WRITE)
+        | ((size_code & 3) << COMPACT_SIZE_SHIFT)
+        | bit(size_code & 4 != 0, COMPACT_SIZE_HIGH)
+        | bit(tag & STEPPED_SITE_PREDICTED != 0, COMPACT_SITE_PREDICTED)
+        | bit(tag & STEPPED_ADDR_PREDICTED != 0, COMPACT_ADDR_PREDICTED)
+}
+
+/// A compact tag's size code (log2 of the size; 0-4 are sizes).
+#[inline(always)]
+fn compact_size_code(tag: u8) -> u8 {
+    ((tag >> COMPACT_SIZE_SHIFT) & 3) | ((tag & COMPACT_SIZE_HIGH) << 2)
 }
 
 /// Encodes `e` as versions 1-4 did (for tests of reading older logs).
@@ -395,7 +464,13 @@ pub fn decode_entry(buf: &[u8], state: &mut DeltaState) -> Result<Decoded, Decod
         _ => {}
     }
     let (entry, len) = match state.layout {
-        EntryLayout::Predicted if tag & COMPACT != 0 => decode_compact(buf, tag, state)?,
+        EntryLayout::Predicted if tag & COMPACT != 0 => decode_compact(buf, tag, None, state)?,
+        EntryLayout::Predicted if tag & STEPPED != 0 && state.stepped => decode_compact(
+            buf,
+            compact_of_stepped(tag),
+            Some(crate::SYNCED_CLOCK_STEP),
+            state,
+        )?,
         EntryLayout::Predicted => decode_general(buf, tag, state)?,
         EntryLayout::Classic => decode_classic(buf, tag, state)?,
     };
@@ -430,18 +505,24 @@ fn clock_after(state: &DeltaState, delta: u64) -> Result<u64, DecodeError> {
 
 /// A version-5 compact access (tag bit 7 set): its size from the tag's
 /// size code; only the fields its flags
-/// do not predict follow, in the order clock, site, address.
+/// do not predict follow, in the order clock, site, address. A stepped
+/// access is read as one, with its `step` for the clock.
 #[inline(always)]
-fn decode_compact(buf: &[u8], tag: u8, state: &DeltaState) -> Result<(Entry, usize), DecodeError> {
-    let size_code = ((tag >> COMPACT_SIZE_SHIFT) & 3) | ((tag & COMPACT_SIZE_HIGH) << 2);
+fn decode_compact(
+    buf: &[u8],
+    tag: u8,
+    step: Option<u64>,
+    state: &DeltaState,
+) -> Result<(Entry, usize), DecodeError> {
+    let size_code = compact_size_code(tag);
     if size_code > 4 {
         return Err(DecodeError::Corrupt("no such size code"));
     }
     let mut pos = 1;
-    let clock_delta = if tag & COMPACT_CLOCK_NEXT != 0 {
-        1
-    } else {
-        get_varint(buf, &mut pos)?
+    let clock_delta = match step {
+        Some(step) => step,
+        None if tag & COMPACT_CLOCK_NEXT != 0 => 1,
+        None => get_varint(buf, &mut pos)?,
     };
     let clock = clock_after(state, clock_delta)?;
     let site = if tag & COMPACT_SITE_PREDICTED != 0 {
@@ -583,8 +664,9 @@ mod tests {
                     for s in 0..sites as u64 {
                         let kind = if s % 2 == 0 { 0 } else { 1 };
                         let addr = 0x5000_0000_0000 + s * 0x10_0000 + i * size;
+                        // Private and synced steps (a byte each), and jumps.
                         raw.push((
-                            1 + (i % 7 == 3) as u64 * 5,
+                            [1, 2, 1, 6, 1, 2, 1][(i % 7) as usize],
                             kind,
                             addr,
                             size,
@@ -639,6 +721,11 @@ mod tests {
         }
 
         #[test]
+        fn version_5_layout_still_reads(raw in proptest::collection::vec(any_entry(), 1..50)) {
+            round_trip(&entries_of(raw), encode_entry, STEPPED_SINCE - 1)?;
+        }
+
+        #[test]
         fn loops_round_trip_in_about_a_byte_an_entry((entries, unpredicted) in loop_entries()) {
             let bytes = round_trip(&entries, encode_entry, FORMAT_VERSION)?;
             // A tag byte per predicted entry, one more for a clock jump.
@@ -688,15 +775,33 @@ mod tests {
 
     #[test]
     fn reserved_tags_are_corrupt() {
-        for tag in [
-            COMPACT | COMPACT_SIZE_HIGH | 0x30,
-            GENERAL_RESERVED | 1,
-            0x3f,
-        ] {
-            assert!(matches!(
-                decode_entry(&[tag, 1, 1, 1, 1, 1], &mut DeltaState::new()),
+        let corrupt = |tag: u8, version: u16| {
+            matches!(
+                decode_entry(&[tag, 1, 1, 1, 1, 1], &mut DeltaState::for_version(version)),
                 Err(DecodeError::Corrupt(_))
-            ));
+            )
+        };
+        for tag in [COMPACT | COMPACT_SIZE_HIGH | 0x30, 0x3f] {
+            assert!(corrupt(tag, FORMAT_VERSION));
+        }
+        // A stepped access before version 6; one with no such size.
+        assert!(corrupt(GENERAL_RESERVED | 1, STEPPED_SINCE - 1));
+        assert!(!corrupt(STEPPED | 1, STEPPED_SINCE));
+        assert!(corrupt(STEPPED | (5 << STEPPED_SIZE_SHIFT), STEPPED_SINCE));
+    }
+
+    #[test]
+    fn a_synced_step_costs_no_clock_byte() {
+        let entries = entries_of(vec![
+            (2, 0, 0x1000, 8, 0x1789, 0),
+            (2, 1, 0x1000, 4, 0x1789, 0),
+        ]);
+        let mut buf = [0u8; MAX_ENTRY_LEN];
+        let (mut now, mut before) = (DeltaState::new(), DeltaState::for_version(5));
+        for e in &entries {
+            let n = encode_entry(&mut buf, &mut now, e);
+            assert_eq!(buf[0] & (COMPACT | STEPPED), STEPPED);
+            assert_eq!(n + 1, encode_entry(&mut buf, &mut before, e), "{e:?}");
         }
     }
 
@@ -708,6 +813,7 @@ mod tests {
             chunk_size: 1 << 22,
             pid: 42,
             parent: 0,
+            flags: LOG_PRIVATE_CLOCK_STEPS,
             start_unix_ns: 123,
             last_chunk: 0,
             entries_before_last_chunk: 0,

@@ -323,6 +323,17 @@ pub mod pseudo {
     }
 }
 
+/// How far a thread's Lamport clock moves at an event it logs, in traces
+/// whose header says `private_clock_steps` (ARCHITECTURE.md, "Private
+/// steps"): by exactly this at a plain access to one stripe the thread has
+/// held since its previous access to it (no other thread's event on that
+/// stripe lies between the two), so the global order may hand such events
+/// out right after their thread's previous one.
+pub const PRIVATE_CLOCK_STEP: u64 = 1;
+/// How far a thread's clock moves at least at every other event (one that
+/// took a stripe, read a read-shared one, or is not a plain access).
+pub const SYNCED_CLOCK_STEP: u64 = 2;
+
 /// One entry of one thread's log, as decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecordedEvent {

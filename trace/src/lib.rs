@@ -25,6 +25,9 @@ pub mod workers;
 
 pub use dir::{GlobalOrder, OrderedEvent, TraceDir, resolve_trace};
 pub use error::{Result, TraceError};
-pub use event::{ACCESS_HASH_SEED, Access, EventKind, RecordedEvent, fold_access_hash, pseudo};
+pub use event::{
+    ACCESS_HASH_SEED, Access, EventKind, PRIVATE_CLOCK_STEP, RecordedEvent, SYNCED_CLOCK_STEP,
+    fold_access_hash, pseudo,
+};
 pub use header::{ChaosSchedule, ProgramEnding, TraceHeader};
 pub use reader::ThreadLogReader;

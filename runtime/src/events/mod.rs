@@ -19,9 +19,9 @@
 
 mod outputs;
 
-use rr_lite_trace::EventKind;
 use rr_lite_trace::plan::flags;
 use rr_lite_trace::state::{Divergence, ThreadStatus};
+use rr_lite_trace::{EventKind, PRIVATE_CLOCK_STEP, SYNCED_CLOCK_STEP};
 
 pub(crate) use outputs::drain_outputs;
 
@@ -348,7 +348,9 @@ fn log_plain_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site
     if let Some((quantum, stripe)) = single
         && t.record.hold_access_fast(stripe, quantum, writes)
     {
-        return t.record.append_on_stripe(stripe, access);
+        return t
+            .record
+            .append_on_stripe(stripe, access, PRIVATE_CLOCK_STEP);
     }
     let set = StripeSet::for_access(addr, size);
     t.record.hold_access(set, writes);
@@ -356,7 +358,7 @@ fn log_plain_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site
         // The fast path's clock and compact append (the same bytes as the
         // general append, which builds an entry and looks at its kind
         // again: 200 instructions more, on a tenth of a loop's accesses).
-        Some(stripe) => t.record.append_on_stripe(stripe, access),
+        Some(stripe) => t.record.append_on_stripe(stripe, access, SYNCED_CLOCK_STEP),
         None => t.record.append_on(set, kind, addr, size, site, 0),
     }
 }

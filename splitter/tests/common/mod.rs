@@ -50,6 +50,7 @@ pub fn write_trace(dir: &Path, threads: u32, events: &[RecordedEvent]) {
             chunk_size: 1 << 16,
             pid: 1,
             parent: if t == 0 { NO_PARENT } else { 0 },
+            flags: 0,
             start_unix_ns: 0,
             last_chunk: 0,
             entries_before_last_chunk: 0,
