@@ -31,65 +31,45 @@ pub enum Reduction {
     Vc,
 }
 
-impl Algorithm {
-    pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::Worklist => "worklist",
-            Algorithm::Indexed => "indexed",
+/// `name()`, `Display` and `FromStr` of an option's enum, from each
+/// variant's name on the command line.
+macro_rules! option_names {
+    ($ty:ident, $what:literal: $($variant:ident => $name:literal),+) => {
+        impl $ty {
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $name,)+
+                }
+            }
         }
-    }
-}
 
-impl Reduction {
-    pub fn name(self) -> &'static str {
-        match self {
-            Reduction::None => "none",
-            Reduction::Thread => "thread",
-            Reduction::Vc => "vc",
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
         }
-    }
-}
 
-impl fmt::Display for Algorithm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+        impl FromStr for $ty {
+            type Err = String;
 
-impl fmt::Display for Reduction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Algorithm {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "worklist" => Ok(Algorithm::Worklist),
-            "indexed" => Ok(Algorithm::Indexed),
-            _ => Err(format!(
-                "unknown algorithm {s:?} (expected worklist or indexed)"
-            )),
+            fn from_str(s: &str) -> Result<Self, String> {
+                match s {
+                    $($name => Ok($ty::$variant),)+
+                    _ => Err(format!(
+                        concat!("unknown ", $what, " {:?} (expected ", option_names!(@list $($name),+), ")"),
+                        s
+                    )),
+                }
+            }
         }
-    }
+    };
+    (@list $last:literal) => { $last };
+    (@list $a:literal, $b:literal) => { concat!($a, " or ", $b) };
+    (@list $a:literal, $($rest:literal),+) => { concat!($a, ", ", option_names!(@list $($rest),+)) };
 }
 
-impl FromStr for Reduction {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "none" => Ok(Reduction::None),
-            "thread" => Ok(Reduction::Thread),
-            "vc" => Ok(Reduction::Vc),
-            _ => Err(format!(
-                "unknown reduction {s:?} (expected none, thread or vc)"
-            )),
-        }
-    }
-}
+option_names!(Algorithm, "algorithm": Worklist => "worklist", Indexed => "indexed");
+option_names!(Reduction, "reduction": None => "none", Thread => "thread", Vc => "vc");
 
 /// Largest granule accepted, in bytes.
 pub const MAX_GRANULE: u64 = 1 << 20;
@@ -111,32 +91,7 @@ pub enum EventOrder {
     Clock,
 }
 
-impl EventOrder {
-    pub fn name(self) -> &'static str {
-        match self {
-            EventOrder::Runs => "runs",
-            EventOrder::Clock => "clock",
-        }
-    }
-}
-
-impl fmt::Display for EventOrder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for EventOrder {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "runs" => Ok(EventOrder::Runs),
-            "clock" => Ok(EventOrder::Clock),
-            _ => Err(format!("unknown order {s:?} (expected runs or clock)")),
-        }
-    }
-}
+option_names!(EventOrder, "order": Runs => "runs", Clock => "clock");
 
 /// Options of a split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
