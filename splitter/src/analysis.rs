@@ -66,6 +66,13 @@ pub struct Analyzer {
     /// Threads whose last event so far ends the process (an exit or a
     /// fatal signal, which replay makes wait for every other thread).
     ended_process: Vec<bool>,
+    /// By thread: the index and clock of its last event that was not one
+    /// step past the event before it, and the clock of its last event. The
+    /// events since that one have consecutive clocks, so a thread's last
+    /// event before a given clock is known even when the analysis order
+    /// handed out later ones already (see [`Self::exit_after_everything_before`]).
+    step_run_start: Vec<(u64, u64)>,
+    last_clock: Vec<u64>,
     hashes: Vec<u64>,
     entries: u64,
     found: PairCounts,
@@ -91,6 +98,8 @@ impl Analyzer {
             kept: Vec::new(),
             events_seen: Vec::new(),
             ended_process: Vec::new(),
+            step_run_start: Vec::new(),
+            last_clock: Vec::new(),
             hashes: Vec::new(),
             entries: 0,
             found: PairCounts::default(),
@@ -121,6 +130,8 @@ impl Analyzer {
             }
             self.events_seen.resize(t + 1, 0);
             self.ended_process.resize(t + 1, false);
+            self.step_run_start.resize(t + 1, (0, 0));
+            self.last_clock.resize(t + 1, 0);
             self.hashes.resize(t + 1, ACCESS_HASH_SEED);
         }
         let expected = self.events_seen[t];
@@ -144,8 +155,12 @@ impl Analyzer {
         for granule in first..=last {
             self.finder.access(granule, event, access, &mut self.sink);
         }
+        if e.index == 0 || e.clock != self.last_clock[t].wrapping_add(1) {
+            self.step_run_start[t] = (e.index, e.clock);
+        }
+        self.last_clock[t] = e.clock;
         if e.kind == EventKind::ThreadExit {
-            self.exit_after_everything_before(event);
+            self.exit_after_everything_before(event, e.clock);
         }
         self.events_seen[t] += 1;
         self.ended_process[t] = matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal);
@@ -158,20 +173,35 @@ impl Analyzer {
     }
 
     /// A thread's exit depends on every other thread's last event before it
-    /// in the global order, as if it wrote all memory. The thread may have
-    /// been let go by a synchronisation no hook sees (libomp's shutdown
-    /// wakes its workers with its own condition variables), which the
-    /// recorder orders by giving the exit a clock past every thread's; a
+    /// in the global order by clock, as if it wrote all memory. The thread
+    /// may have been let go by a synchronisation no hook sees (libomp's
+    /// shutdown wakes its workers with its own condition variables), which
+    /// the recorder orders by giving the exit a clock past every thread's; a
     /// replay that put the exit earlier (sequential replay's total order)
     /// would wait for a thread that cannot get there. An event that ends
     /// the process is left out: it waits for every thread to end instead.
-    fn exit_after_everything_before(&mut self, exit: EventRef) {
+    ///
+    /// The analysis order may have handed out another thread's later
+    /// events already, private steps with clocks past the exit's; their
+    /// clocks run on one by one from that thread's `step_run_start`, so its
+    /// last event before the exit by `(clock, thread)` is found from there,
+    /// and the pairs are those of the order by clock.
+    fn exit_after_everything_before(&mut self, exit: EventRef, clock: u64) {
         for (thread, &seen) in self.events_seen.iter().enumerate() {
             let before = seen - u64::from(self.ended_process[thread]);
             if before > 0 && thread != exit.thread as usize {
+                let last = before - 1;
+                let (start, start_clock) = self.step_run_start[thread];
+                // The run's events at clocks up to the exit's (an equal one
+                // of a lower thread first, as the order by clock has it).
+                let ties = u64::from((thread as u32) < exit.thread);
+                let index = match (clock + ties).checked_sub(start_clock + 1) {
+                    Some(steps) if last >= start => last.min(start + steps),
+                    _ => last,
+                };
                 let from = EventRef {
                     thread: thread as u32,
-                    index: before - 1,
+                    index,
                 };
                 self.sink.pair(from, exit, DependencyKind::Waw);
             }
@@ -291,5 +321,62 @@ fn out_of_range(event: EventRef) -> SplitError {
         event,
         max_threads: MAX_THREADS,
         max_index: MAX_INDEX,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(thread: u32, index: u64, clock: u64, kind: EventKind) -> RecordedEvent {
+        RecordedEvent {
+            thread,
+            index,
+            clock,
+            kind,
+            addr: 0x1000 * (u64::from(thread) + 1) + 8 * index,
+            size: 8,
+            site: 0,
+            payload: 0,
+        }
+    }
+
+    /// Thread 1 runs private steps past thread 2's exit: the analysis order
+    /// hands them out before the exit, and the exit still depends on the
+    /// event the order by clock has before it (at the exit's clock, thread
+    /// 1 first), not on the last one handed out.
+    #[test]
+    fn an_exit_depends_on_what_came_before_it_by_clock() {
+        let (write, exit) = (EventKind::Write, EventKind::ThreadExit);
+        let by_clock = [
+            event(1, 0, 2, write),
+            event(2, 0, 2, write),
+            event(1, 1, 3, write),
+            event(1, 2, 4, write),
+            event(2, 1, 4, exit),
+            event(1, 3, 5, write),
+        ];
+        let in_runs = [0, 2, 3, 5, 1, 4].map(|i| by_clock[i]);
+        let pairs = |events: &[RecordedEvent]| {
+            analyze_events(events, &SplitOptions::default())
+                .unwrap()
+                .pairs
+        };
+        let expected = pairs(&by_clock);
+        assert!(
+            expected.contains(&DependencyPair {
+                from: EventRef {
+                    thread: 1,
+                    index: 2
+                },
+                to: EventRef {
+                    thread: 2,
+                    index: 1
+                },
+                kind: DependencyKind::Waw,
+            }),
+            "{expected:?}"
+        );
+        assert_eq!(pairs(&in_runs), expected);
     }
 }
