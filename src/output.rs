@@ -27,6 +27,18 @@ pub fn open_trace(arg: Option<&Path>) -> anyhow::Result<TraceDir> {
     Ok(trace)
 }
 
+/// Warns when `program` loads another rr-lite build's runtime (its rpath
+/// names another `runtime-<hash>` directory), with `advice`.
+pub fn warn_if_other_builds_runtime(program: &Path, advice: &str) {
+    if let Some(dir) = rr_lite_recorder::other_builds_runtime(program) {
+        eprintln!(
+            "rr-lite: warning: {} was built by another rr-lite build (it loads the runtime in \
+             {dir}): {advice}",
+            program.display()
+        );
+    }
+}
+
 /// A symboliser for the trace's call sites.
 pub fn symbolizer(trace: &TraceDir) -> anyhow::Result<Symbolizer> {
     let map = ModuleMap::read(&trace.maps_path())?;

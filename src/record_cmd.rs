@@ -67,14 +67,11 @@ pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
         for warning in rr_lite_recorder::unmodelled_libraries(&path) {
             eprintln!("rr-lite: warning: {warning}");
         }
-        if let Some(dir) = rr_lite_recorder::other_builds_runtime(&path) {
-            eprintln!(
-                "rr-lite: warning: {} was built by another rr-lite build: it loads the runtime \
-                 in {dir}, which records and replays with that build's formats; rebuild it with \
-                 this rr-lite's `cc` (or record and replay with the rr-lite that built it)",
-                path.display()
-            );
-        }
+        crate::output::warn_if_other_builds_runtime(
+            &path,
+            "it records and replays with that build's formats; rebuild it with this rr-lite's \
+             `cc` (or record and replay with the rr-lite that built it)",
+        );
     }
     let hunt = crate::until_failure::Hunt::from_args(args.hunt, &path, options.output.is_some())?;
     if hunt.runs().is_some() {

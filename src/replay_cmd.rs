@@ -8,7 +8,7 @@ use rr_lite_replayer::{DeadlockReport, DivergenceReport, ReplayOptions, ReplayOu
 use rr_lite_symbols::Symbolizer;
 use rr_lite_trace::plan::{DEADLOCK_STATUS, DIVERGENCE_STATUS, PlanVariant};
 use rr_lite_trace::state::Divergence;
-use rr_lite_trace::{EventKind, RecordedEvent, TraceDir};
+use rr_lite_trace::{EventKind, RecordedEvent};
 
 use crate::output::{describe_addr, describe_ending, open_trace, symbolizer};
 
@@ -107,7 +107,16 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     };
     // The program loads the runtime from the cache: restore it if deleted.
     rr_lite_recorder::runtime::install()?;
-    warn_about_other_builds_runtime(&trace);
+    // That runtime may not read the plans and state file this one writes:
+    // the replay would end with "the runtime did not attach", which does
+    // not say why.
+    if let Some(header) = trace.header() {
+        crate::output::warn_if_other_builds_runtime(
+            &header.program,
+            "if this replay fails, replay with the rr-lite that built it, or rebuild it with \
+             this rr-lite's `cc` and record again",
+        );
+    }
     warn_about_changed_inputs(&trace)?;
     if args.debug || args.at.is_some() || args.at_end || args.gdbserver.is_some() {
         return crate::debug_cmd::run(&trace, &options, &args);
@@ -140,23 +149,6 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
             print_deadlock(&report, &mut symbols);
             Ok(DEADLOCK_STATUS)
         }
-    }
-}
-
-/// A program built by another rr-lite build loads that build's runtime,
-/// which may not read the plans and state file this one writes: the replay
-/// would then end with "the runtime did not attach", which does not say why.
-fn warn_about_other_builds_runtime(trace: &TraceDir) {
-    let Some(program) = trace.header().map(|h| h.program.clone()) else {
-        return;
-    };
-    if let Some(dir) = rr_lite_recorder::other_builds_runtime(&program) {
-        eprintln!(
-            "rr-lite: warning: {} was built by another rr-lite build (it loads the runtime in \
-             {dir}): if this replay fails, replay with the rr-lite that built it, or rebuild it \
-             with this rr-lite's `cc` and record again",
-            program.display()
-        );
     }
 }
 

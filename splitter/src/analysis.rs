@@ -155,7 +155,7 @@ impl Analyzer {
         for granule in first..=last {
             self.finder.access(granule, event, access, &mut self.sink);
         }
-        if e.index == 0 || e.clock != self.last_clock[t].wrapping_add(1) {
+        if e.index == 0 || !rr_lite_trace::is_private_step(self.last_clock[t], e.clock) {
             self.step_run_start[t] = (e.index, e.clock);
         }
         self.last_clock[t] = e.clock;

@@ -19,7 +19,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use crate::codec::checksum::LogChecksum;
 use crate::codec::{FORMAT_VERSION, LOG_PRIVATE_CLOCK_STEPS};
 use crate::error::{Result, TraceError};
-use crate::event::{PRIVATE_CLOCK_STEP, RecordedEvent};
+use crate::event::{RecordedEvent, is_private_step};
 use crate::header::TraceHeader;
 use crate::reader::ThreadLogReader;
 
@@ -381,7 +381,7 @@ impl DecodedLog {
     /// Whether an event at `clock` is one private step past the last one
     /// handed out, in a log that marks its private steps.
     fn is_private_step(&self, clock: u64) -> bool {
-        self.private_steps && clock == self.last_clock.wrapping_add(PRIVATE_CLOCK_STEP)
+        self.private_steps && is_private_step(self.last_clock, clock)
     }
 
     fn spawn(mut reader: ThreadLogReader, batch_events: usize) -> Result<DecodedLog> {
@@ -646,7 +646,7 @@ fn run_length(
     let mut n = 0;
     loop {
         let start = n;
-        while n < events.len() && events[n].clock == last.wrapping_add(PRIVATE_CLOCK_STEP) {
+        while n < events.len() && is_private_step(last, events[n].clock) {
             last = events[n].clock;
             n += 1;
         }
@@ -728,7 +728,7 @@ mod tests {
         for &(t, s) in choices {
             let si = s as usize;
             let step = if last[si] == t {
-                PRIVATE_CLOCK_STEP
+                crate::event::PRIVATE_CLOCK_STEP
             } else {
                 crate::event::SYNCED_CLOCK_STEP
             };

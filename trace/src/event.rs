@@ -334,6 +334,14 @@ pub const PRIVATE_CLOCK_STEP: u64 = 1;
 /// took a stripe, read a read-shared one, or is not a plain access).
 pub const SYNCED_CLOCK_STEP: u64 = 2;
 
+/// Whether an event at `clock` is one private step past its thread's
+/// previous event, at `previous` (in a log that marks its private steps,
+/// its stripe was the thread's since its previous access to it).
+#[inline]
+pub fn is_private_step(previous: u64, clock: u64) -> bool {
+    clock == previous.wrapping_add(PRIVATE_CLOCK_STEP)
+}
+
 /// One entry of one thread's log, as decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecordedEvent {
