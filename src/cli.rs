@@ -45,7 +45,8 @@ enum Command {
     /// Copy the program and the libraries it loaded into the trace, so it replays
     /// after the trace moves or the program is rebuilt or deleted.
     Pack(crate::traces_cmd::PackArgs),
-    /// Find the cross-thread dependencies and write per-thread replay logs into TRACE/split/.
+    /// Find the cross-thread dependencies and build the per-thread replay plans
+    /// (TRACE/plans/, statistics in TRACE/split/), in one pass over the trace.
     Split(crate::split_cmd::SplitArgs),
     /// Export the dependency graph of a trace (DOT or JSON).
     Graph(crate::graph_cmd::GraphArgs),

@@ -1,5 +1,6 @@
 //! `rr-lite split [TRACE]`: turns a trace's global log into per-thread
-//! replay logs in `<trace>/split/` and reports what it found.
+//! replay plans in `<trace>/plans/` (statistics in `<trace>/split/`) and
+//! reports what it found.
 
 use std::path::PathBuf;
 
@@ -61,15 +62,15 @@ pub struct SplitArgs {
 /// so on stderr when it is a recording that did not finish.
 pub fn run(args: SplitArgs) -> anyhow::Result<i32> {
     let trace = crate::output::open_trace(args.trace.as_deref())?;
-    let split = {
+    let stats = {
         let _lock = trace.lock_derived_files()?;
         let bar = SplitProgressBar::new();
-        rr_lite_splitter::split_trace(&trace, &args.analysis.options(), &bar)?
+        rr_lite_replayer::plans::split_and_plan(&trace, &args.analysis.options(), &bar)?
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(split.stats())?);
+        println!("{}", serde_json::to_string_pretty(&stats)?);
     } else {
-        print_summary(split.stats(), &trace);
+        print_summary(&stats, &trace);
     }
     Ok(0)
 }
@@ -118,8 +119,11 @@ fn print_summary(s: &SplitStats, trace: &TraceDir) {
             .join(" ")
     );
     println!(
-        "  replay logs in {}",
-        trace.path().join(rr_lite_splitter::SPLIT_DIR).display()
+        "  replay plans in {}",
+        trace
+            .path()
+            .join(rr_lite_trace::plan::KEPT_PLANS_DIR)
+            .display()
     );
     if many_waits(s) {
         println!(

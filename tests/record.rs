@@ -1182,8 +1182,10 @@ fn the_analysis_order_finds_the_pairs_of_the_clock_order() {
             let out = common::rr(["split", "--json", "--order", order, trace]);
             assert!(out.status.success(), "{}", describe(order, &out));
             let mut v: Value = serde_json::from_slice(&out.stdout).unwrap();
-            // The time, and the table's memory, which the order may move.
+            // The order itself, the time, and the table's memory, which the
+            // order may move.
             for k in [
+                "order",
                 "seconds",
                 "entries_per_second",
                 "state_bytes",

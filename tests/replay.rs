@@ -426,7 +426,7 @@ fn build_clang_openmp(name: &str) -> Option<PathBuf> {
 ///
 /// libomp allocates inside `__kmpc_ordered` before and after its wait: the
 /// sequential order must not give those allocations a turn before the
-/// release (`replayer/src/hidden_waits.rs`); they deadlocked it before.
+/// release (`splitter/src/recorded.rs`); they deadlocked it before.
 #[test]
 #[cfg_attr(
     rr_lite_no_clang,
@@ -711,13 +711,13 @@ fn use_after_free_race_replays() {
     check_nondeterministic("replay_use_after_free", &[]);
 }
 
-/// Plans and split logs are derived from the trace: damaged, emptied or
-/// deleted, they are rebuilt before the program starts and the replay is
-/// exact (before, replay waited forever or reported a false deadlock). The
-/// split's per-thread logs go once the plans are built; a split made
-/// afterwards (`rr-lite split`) and then damaged is made again.
+/// Plans and the split's statistics are derived from the trace: damaged,
+/// emptied or deleted, they are made again before the program starts and
+/// the replay is exact (before, replay waited forever or reported a false
+/// deadlock). Plans made again keep the options of the last `rr-lite
+/// split`; a split leaves no per-thread logs beside the plans.
 #[test]
-fn damaged_plans_and_split_logs_are_rebuilt() {
+fn damaged_plans_and_split_stats_are_rebuilt() {
     let rec = record_within(&build("accounts"), &[], LIMIT);
     assert_eq!(rec.status, 0, "{}", rec.describe());
     type Damage = fn(&Path);
@@ -732,11 +732,16 @@ fn damaged_plans_and_split_logs_are_rebuilt() {
         ("plans", "thread-0000.plan", |f| {
             std::fs::remove_file(f).unwrap()
         }),
-        ("split", "thread-0001.sync", |f| {
+        ("split", "stats.json", |f| {
             let trace = f.parent().and_then(Path::parent).unwrap();
-            let split = common::rr(["split".as_ref(), trace.as_os_str()]);
+            let split = common::rr([
+                "split".as_ref(),
+                "--granule".as_ref(),
+                "16".as_ref(),
+                trace.as_os_str(),
+            ]);
             assert!(split.status.success(), "{}", describe("split", &split));
-            flip_a_byte(f);
+            std::fs::write(f, b"{ not json").unwrap();
         }),
     ];
     for (dir, file, damage) in damages {
@@ -760,6 +765,26 @@ fn damaged_plans_and_split_logs_are_rebuilt() {
             describe(&format!("replay with {dir}/{file} damaged"), &out)
         );
     }
+    let split = common::rr([
+        "split".as_ref(),
+        "--granule".as_ref(),
+        "4".as_ref(),
+        rec.trace.as_os_str(),
+    ]);
+    assert!(split.status.success(), "{}", describe("split", &split));
+    std::fs::remove_dir_all(rec.trace.join("plans")).unwrap();
+    let out = replay(&rec.trace, &["--parallel"]);
+    assert_eq!(
+        status_code(&out),
+        rec.status,
+        "{}",
+        describe("replay", &out)
+    );
+    let stats = std::fs::read_to_string(rec.trace.join("split").join("stats.json")).unwrap();
+    assert!(
+        stats.contains("\"granule\": 4"),
+        "plans made again with other options: {stats}"
+    );
 }
 
 /// Flips every bit of one byte past a file's header.

@@ -16,7 +16,6 @@
 pub mod debug;
 mod error;
 pub mod governor;
-mod hidden_waits;
 pub mod inputs;
 mod leftovers;
 mod places;

@@ -15,15 +15,17 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
-use rr_lite_splitter::{EventRef, NoProgress, Notify, SplitOptions, SyncPlan, ThreadLog};
+use rr_lite_splitter::{
+    Analysis, NoProgress, Notify, PlannedPoint, Progress, RecordedPoint, SplitOptions, SplitStats,
+    Stage, SyncPlan, ThreadRecord,
+};
 use rr_lite_trace::plan::{
     KEPT_PLANS_DIR, MAX_PLAN_BYTES, OLD_PLAN_DIRS, PlanCursor, PlanMode, PlanPoint, PlanVariant,
-    PlanWriter, always_a_point, check_plan, flags, plan_name, replay_needs_payload,
+    PlanWriter, check_plan, flags, plan_name, replay_needs_payload,
 };
-use rr_lite_trace::{ACCESS_HASH_SEED, EventKind, RecordedEvent, TraceDir, fold_access_hash};
+use rr_lite_trace::{ACCESS_HASH_SEED, TraceDir, fold_access_hash};
 
 use crate::ReplayError;
-use crate::hidden_waits::ClockedPoints;
 use crate::runs::ThreadSchedule;
 
 type Writer = PlanWriter<BufWriter<File>>;
@@ -58,12 +60,9 @@ pub fn ensure_plans(
     Ok(dir)
 }
 
-/// The kept plans (`KEPT_PLANS_DIR`), built when missing, stale or damaged:
-/// from the split's replay logs when a split made them (`rr-lite split`,
-/// with its options), else from the sync points placed in one pass over
-/// the trace, which also writes the split's statistics. Once built, the
-/// split's per-thread logs are removed (its statistics stay): the plans
-/// hold all they say, and a trace keeps one copy of its points.
+/// The kept plans (`KEPT_PLANS_DIR`), built when missing, stale or damaged,
+/// with the options of the trace's last `rr-lite split` if it had one, else
+/// the default ones.
 fn ensure_kept_plans(trace: &TraceDir) -> Result<PathBuf, ReplayError> {
     let dir = trace.path().join(KEPT_PLANS_DIR);
     let split_stamp = trace
@@ -73,71 +72,34 @@ fn ensure_kept_plans(trace: &TraceDir) -> Result<PathBuf, ReplayError> {
     if is_fresh(&dir, Some(split_stamp.as_path())) && plans_verify(trace, &dir) {
         return Ok(dir);
     }
-    build_into_place(&dir, |tmp| {
-        let from_split = read_logs(trace).map(SyncSource::Split);
-        match from_split.and_then(|source| build_kept(trace, tmp, &source)) {
-            // No split logs, or damaged ones: the split is derived from the
-            // trace too, so its points are placed again, once.
-            Err(ReplayError::Split(_)) => {
-                let (analysis, plan) = rr_lite_splitter::place_sync_points(
-                    trace,
-                    &SplitOptions::default(),
-                    &NoProgress,
-                )?;
-                rr_lite_splitter::write_split(trace.path(), &[], &analysis.stats)?;
-                build_kept(trace, tmp, &SyncSource::Placed(plan))
-            }
-            other => other,
-        }
-    })?;
-    for t in 0..trace.threads() {
-        let log = trace
-            .path()
-            .join(rr_lite_splitter::SPLIT_DIR)
-            .join(rr_lite_splitter::replay_log_name(t));
-        let _ = std::fs::remove_file(log);
-    }
-    for old in OLD_PLAN_DIRS {
-        let _ = std::fs::remove_dir_all(trace.path().join(old));
-    }
+    let options = SplitStats::options_of_split(trace.path()).unwrap_or_default();
+    split_and_plan(trace, &options, &NoProgress)?;
     Ok(dir)
 }
 
-/// Where the kept plans' sync points come from.
-enum SyncSource {
-    /// The replay logs `rr-lite split` wrote.
-    Split(Vec<ThreadLog>),
-    /// Points placed in memory, their events not filled in.
-    Placed(SyncPlan),
-}
-
-/// A sync point as plans need it: index, waits and whether it notifies.
-type PointRef<'a> = (u64, &'a [EventRef], Notify);
-
-impl SyncSource {
-    fn threads(&self) -> usize {
-        match self {
-            SyncSource::Split(logs) => logs.len(),
-            SyncSource::Placed(plan) => plan.threads().len(),
-        }
+/// Splits `trace` and builds its kept plans in one pass over its global
+/// order: the split's statistics go to `<trace>/split/stats.json` and the
+/// plans to `<trace>/plans/`, replacing earlier ones (the caller holds the
+/// trace's lock on derived files). The thread logs are not read again: the
+/// pass gathers every event the plans hold (`rr_lite_splitter::recorded`).
+pub fn split_and_plan(
+    trace: &TraceDir,
+    options: &SplitOptions,
+    progress: &dyn Progress,
+) -> Result<SplitStats, ReplayError> {
+    let start = std::time::Instant::now();
+    let (mut analysis, sync) = rr_lite_splitter::place_sync_points(trace, options, progress)?;
+    progress.stage(Stage::Writing);
+    let threads = kept_plans(trace, &analysis, &sync)?;
+    analysis.stats.set_time(start.elapsed());
+    // The statistics first: plans older than them are stale.
+    rr_lite_splitter::write_split(trace.path(), &[], &analysis.stats)?;
+    let dir = trace.path().join(KEPT_PLANS_DIR);
+    build_into_place(&dir, |tmp| write_kept(tmp, threads))?;
+    for old in OLD_PLAN_DIRS {
+        let _ = std::fs::remove_dir_all(trace.path().join(old));
     }
-
-    /// Thread `t`'s points, by index.
-    fn points(&self, t: u32) -> Vec<PointRef<'_>> {
-        let t = t as usize;
-        match self {
-            SyncSource::Split(logs) => logs.get(t).map_or(Vec::new(), |l| {
-                (l.sync_points.iter())
-                    .map(|p| (p.index, p.waits.as_slice(), p.notify))
-                    .collect()
-            }),
-            SyncSource::Placed(plan) => plan.threads().get(t).map_or(Vec::new(), |th| {
-                (th.points().iter())
-                    .map(|p| (p.index, p.waits.as_slice(), p.notify))
-                    .collect()
-            }),
-        }
-    }
+    Ok(analysis.stats)
 }
 
 /// Builds plans with `build` into a temporary directory beside `dir`, then
@@ -221,7 +183,7 @@ fn finish_writer(
 
 /// The point for a recorded event: checked, with its result when replay
 /// needs it.
-fn point_for(e: &RecordedEvent) -> PlanPoint {
+fn point_for(e: &RecordedPoint) -> PlanPoint {
     let mut p = PlanPoint {
         index: e.index,
         seq: u64::MAX,
@@ -236,75 +198,6 @@ fn point_for(e: &RecordedEvent) -> PlanPoint {
         p.payload = e.payload;
     }
     p
-}
-
-/// One thread's plan before it is written: its points, event count and
-/// access hash, and whether its last event ends the process.
-#[derive(Debug, Default)]
-struct ThreadPoints {
-    points: Vec<PlanPoint>,
-    count: u64,
-    hash: u64,
-    ends_process: bool,
-}
-
-fn read_logs(trace: &TraceDir) -> Result<Vec<ThreadLog>, ReplayError> {
-    let logs: Vec<ThreadLog> = rr_lite_splitter::read_split(trace.path())?;
-    if logs.len() != trace.threads() as usize {
-        return Err(ReplayError::SplitMismatch {
-            path: trace.path().to_path_buf(),
-            what: format!("{} replay logs for {} threads", logs.len(), trace.threads()),
-        });
-    }
-    Ok(logs)
-}
-
-/// The parallel points of thread `t` (sync points and recorded results),
-/// handed one by one to `emit` with their event's Lamport clock.
-fn parallel_points(
-    trace: &TraceDir,
-    t: u32,
-    sync_points: &[PointRef<'_>],
-    mut emit: impl FnMut(PlanPoint, u64) -> Result<(), ReplayError>,
-) -> Result<ThreadPoints, ReplayError> {
-    let mut sync = sync_points.iter().peekable();
-    let mut summary = ThreadPoints {
-        hash: ACCESS_HASH_SEED,
-        ..ThreadPoints::default()
-    };
-    for e in trace.thread_events(t)? {
-        let e = e?;
-        summary.count += 1;
-        summary.hash = fold_access_hash(summary.hash, e.kind, e.addr);
-        summary.ends_process = matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal);
-        let sync_point = sync.next_if(|s| s.0 == e.index);
-        if sync_point.is_none() && !always_a_point(e.kind) {
-            continue;
-        }
-        let mut p = point_for(&e);
-        if let Some(&(_, waits, notify)) = sync_point {
-            // A wait on the thread itself is implied by program order.
-            p.waits = waits
-                .iter()
-                .filter(|w| w.thread != t)
-                .map(|w| (w.thread, w.index))
-                .collect();
-            if notify != Notify::None {
-                p.flags |= flags::NOTIFY;
-            }
-        }
-        emit(p, e.clock)?;
-    }
-    if let Some(s) = sync.next() {
-        return Err(ReplayError::SplitMismatch {
-            path: trace.path().to_path_buf(),
-            what: format!(
-                "thread {t} has a sync point at event {} past its last event",
-                s.0
-            ),
-        });
-    }
-    Ok(summary)
 }
 
 /// Verify plans: a checked point for every event, with the waits and
@@ -338,7 +231,12 @@ fn build_verify_thread(
         let e = e?;
         count += 1;
         hash = fold_access_hash(hash, e.kind, e.addr);
-        let mut p = point_for(&e);
+        let mut p = point_for(&RecordedPoint {
+            index: e.index,
+            kind: e.kind,
+            addr: e.addr,
+            payload: e.payload,
+        });
         if let Some(k) = kept_points.next_if(|k| k.index == e.index) {
             p.waits = k.waits().collect();
             p.flags |= k.flags & flags::NOTIFY;
@@ -350,77 +248,120 @@ fn build_verify_thread(
     finish_writer(dir, t, writer, count, hash)
 }
 
-/// The kept plans, for parallel and sequential replay: the parallel points
-/// (sync points and recorded results; in sequential replay the dependency
-/// waits still hold, so a run cut short by a blocking call cannot reorder
-/// anything that conflicts), and the start of each run of the total order
-/// (which also orders the events nested in blocking calls after the release
-/// their call waited for: `crate::hidden_waits`) marked with its turn, which
-/// parallel replay ignores. A last process exit or fatal signal takes no turn: the runtime
-/// makes it wait for every other thread instead.
-fn build_kept(trace: &TraceDir, dir: &Path, source: &SyncSource) -> Result<(), ReplayError> {
-    if source.threads() > trace.threads() as usize {
-        return Err(ReplayError::SplitMismatch {
-            path: trace.path().to_path_buf(),
-            what: format!(
-                "sync points for {} threads, the trace has {}",
-                source.threads(),
-                trace.threads()
-            ),
+/// One thread's kept plan before it is written: its points (run starts
+/// marked), event count and access hash.
+struct KeptThread {
+    points: Vec<PlanPoint>,
+    count: u64,
+    hash: u64,
+}
+
+/// The kept plans, for parallel and sequential replay: the sync points
+/// merged with the events whose recorded results replay needs, and the
+/// start of each run of the total order (which also follows the nested
+/// waits of `rr_lite_splitter::recorded`, so the events nested in blocking
+/// calls come after the release their call waited for) marked with its
+/// turn, which parallel replay ignores. In sequential replay the
+/// dependency waits still hold, so a run cut short by a blocking call
+/// cannot reorder anything that conflicts. A last process exit or fatal
+/// signal takes no turn: the runtime makes it wait for every other thread
+/// instead.
+fn kept_plans(
+    trace: &TraceDir,
+    analysis: &Analysis,
+    sync: &SyncPlan,
+) -> Result<Vec<KeptThread>, ReplayError> {
+    let mismatch = |what: String| ReplayError::SplitMismatch {
+        path: trace.path().to_path_buf(),
+        what,
+    };
+    let recorded = (analysis.recorded.as_ref())
+        .ok_or_else(|| mismatch("the analysis gathered no plan points".into()))?;
+    let threads = trace.threads() as usize;
+    if analysis.threads.len() > threads || sync.threads().len() > threads {
+        return Err(mismatch(format!(
+            "events of {} threads, the trace has {threads}",
+            analysis.threads.len().max(sync.threads().len())
+        )));
+    }
+    let none = ThreadRecord::default();
+    let mut kept = Vec::with_capacity(threads);
+    let mut schedule = Vec::with_capacity(threads);
+    for t in 0..threads {
+        let record = recorded.threads.get(t).unwrap_or(&none);
+        let sync_points = sync.threads().get(t).map_or(&[][..], |p| p.points());
+        let points = merge_points(t as u32, sync_points, &record.points);
+        let summary = analysis.threads.get(t).copied().unwrap_or_default();
+        schedule.push(ThreadSchedule {
+            events: summary.accesses - u64::from(record.ends_process),
+            points: crate::runs::schedule_points(&points, &record.nested_waits),
+        });
+        kept.push(KeptThread {
+            points,
+            count: summary.accesses,
+            hash: summary.access_hash,
         });
     }
-    let read = rr_lite_trace::workers::map_parallel((0..trace.threads()).collect(), |t| {
-        let mut points = Vec::new();
-        let mut point_clocks = Vec::new();
-        let mut summary = parallel_points(trace, t, &source.points(t), |p, clock| {
-            points.push(p);
-            point_clocks.push(clock);
-            Ok(())
-        })?;
-        summary.points = points;
-        Ok::<_, ReplayError>((summary, point_clocks))
-    });
-    let (threads, clocks): (Vec<ThreadPoints>, Vec<Vec<u64>>) = read
-        .into_iter()
-        .collect::<Result<Vec<_>, _>>()?
-        .into_iter()
-        .unzip();
-    // The total order also follows the waits of blocking calls' events on
-    // the events nested in them; the plans' own waits stay the splitter's
-    // (parallel replay needs no more, and waiting there for a thread that
-    // spins in a library for this one would hang it).
-    let clocked: Vec<ClockedPoints<'_>> = threads
-        .iter()
-        .zip(&clocks)
-        .map(|(th, clocks)| ClockedPoints {
-            points: &th.points,
-            clocks,
-        })
-        .collect();
-    let nested = crate::hidden_waits::nested_waits(&clocked);
-    let schedule: Vec<ThreadSchedule> = threads
-        .iter()
-        .zip(&nested)
-        .map(|(th, added)| ThreadSchedule {
-            events: th.count - u64::from(th.ends_process),
-            points: crate::hidden_waits::schedule_points(&th.points, added),
-        })
-        .collect();
-    let runs = crate::runs::linearise(&schedule).map_err(|stuck| ReplayError::SplitMismatch {
-        path: trace.path().to_path_buf(),
-        what: format!(
+    let runs = crate::runs::linearise(&schedule).map_err(|stuck| {
+        mismatch(format!(
             "no total order meets the dependencies (thread {} at event {})",
             stuck.thread, stuck.index
-        ),
+        ))
     })?;
-    for ((t, th), starts) in (0..trace.threads()).zip(threads).zip(runs) {
+    for (thread, starts) in kept.iter_mut().zip(runs) {
+        thread.points = with_run_starts(std::mem::take(&mut thread.points), &starts);
+    }
+    Ok(kept)
+}
+
+/// Thread `t`'s points: its sync points (waits on other threads, notify)
+/// merged by index with its recorded points (checked, with their results
+/// when replay needs them). A sync point with no recorded event is the
+/// source of pairs only: replay notifies there without checking.
+fn merge_points(t: u32, sync: &[PlannedPoint], recorded: &[RecordedPoint]) -> Vec<PlanPoint> {
+    let mut points = Vec::with_capacity(sync.len() + recorded.len());
+    let mut sync = sync.iter().peekable();
+    let mut recorded = recorded.iter().peekable();
+    loop {
+        let index = match (sync.peek(), recorded.peek()) {
+            (None, None) => break,
+            (Some(s), None) => s.index,
+            (None, Some(r)) => r.index,
+            (Some(s), Some(r)) => s.index.min(r.index),
+        };
+        let mut p = match recorded.next_if(|r| r.index == index) {
+            Some(r) => point_for(r),
+            None => PlanPoint {
+                index,
+                seq: u64::MAX,
+                ..PlanPoint::default()
+            },
+        };
+        if let Some(s) = sync.next_if(|s| s.index == index) {
+            // A wait on the thread itself is implied by program order.
+            p.waits = (s.waits.iter())
+                .filter(|w| w.thread != t)
+                .map(|w| (w.thread, w.index))
+                .collect();
+            if s.notify != Notify::None {
+                p.flags |= flags::NOTIFY;
+            }
+        }
+        points.push(p);
+    }
+    points
+}
+
+/// Writes the kept plans into `dir`.
+fn write_kept(dir: &Path, threads: Vec<KeptThread>) -> Result<(), ReplayError> {
+    for (t, thread) in (0u32..).zip(threads) {
         let mut writer = create_writer(dir, t, PlanMode::Sequential)?;
-        for p in with_run_starts(th.points, &starts) {
+        for p in &thread.points {
             writer
-                .push(&p)
+                .push(p)
                 .map_err(ReplayError::io("write", dir.join(plan_name(t))))?;
         }
-        finish_writer(dir, t, writer, th.count, th.hash)?;
+        finish_writer(dir, t, writer, thread.count, thread.hash)?;
     }
     Ok(())
 }

@@ -13,6 +13,44 @@
 //! move. Every dependency holds in the result (a run never passes an unmet
 //! wait), so any recording gives a schedule: the recorded order is one.
 
+use rr_lite_splitter::EventRef;
+use rr_lite_trace::plan::PlanPoint;
+
+/// The linearisation's input for one thread: `(index, waits)` of every
+/// point that waits, its own waits merged with its nested waits
+/// (`rr_lite_splitter::recorded`: `(index of a point, wait)`, by point).
+/// The nested waits count for the total order only, not for the plans.
+pub(crate) fn schedule_points(
+    points: &[PlanPoint],
+    nested: &[(u64, EventRef)],
+) -> Vec<(u64, Vec<(u32, u64)>)> {
+    let mut nested = nested.iter().peekable();
+    let mut out = Vec::new();
+    for p in points {
+        let mut waits = p.waits.clone();
+        while let Some(&(at, w)) = nested.next_if(|n| n.0 <= p.index) {
+            debug_assert_eq!(at, p.index, "a nested wait at no point");
+            add_wait(&mut waits, (w.thread, w.index));
+        }
+        if !waits.is_empty() {
+            out.push((p.index, waits));
+        }
+    }
+    out
+}
+
+/// Adds wait `w` to `waits` unless they wait for that event or a later one
+/// of the same thread.
+fn add_wait(waits: &mut Vec<(u32, u64)>, w: (u32, u64)) {
+    match waits.iter_mut().find(|x| x.0 == w.0) {
+        Some(x) => x.1 = x.1.max(w.1),
+        None => {
+            waits.push(w);
+            waits.sort_unstable();
+        }
+    }
+}
+
 /// One thread's part of the input.
 #[derive(Debug, Clone, Default)]
 pub struct ThreadSchedule {

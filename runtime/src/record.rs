@@ -521,7 +521,7 @@ impl RecordThread {
             // Logged by library code after a wait no stripe shows (libomp
             // formats a message after its `ordered` wait): its place in the
             // global order must follow the release, as it did in time (see
-            // `replayer/src/hidden_waits.rs`). Only interposed calls log
+            // `splitter/src/recorded.rs`). Only interposed calls log
             // there: an uninstrumented library makes no instrumented access.
             self.clock_past_all_threads();
         }

@@ -10,6 +10,7 @@ use crate::options::{Algorithm, Reduction, SplitOptions};
 use crate::pairs::indexed::{IndexedFinder, MAX_INDEX, MAX_THREADS, NO_THREAD};
 use crate::pairs::worklist::WorklistFinder;
 use crate::pairs::{DependencyKind, DependencyPair, EventRef, PairFinder, PairSink};
+use crate::recorded::{Collector, RecordedPoints};
 use crate::reduce::VectorClocks;
 use crate::stats::{PairCounts, SplitStats};
 
@@ -49,6 +50,9 @@ pub struct Analysis {
     /// Everything but the sync-point counts and the timing, which later
     /// steps fill in.
     pub stats: SplitStats,
+    /// What plans need besides the sync points, when the analyzer was made
+    /// to gather it ([`Analyzer::gathering_plan_points`]).
+    pub recorded: Option<RecordedPoints>,
 }
 
 /// Consumes events in the global order.
@@ -77,6 +81,7 @@ pub struct Analyzer {
     entries: u64,
     found: PairCounts,
     cross_thread: PairCounts,
+    collector: Option<Collector>,
 }
 
 impl Analyzer {
@@ -104,6 +109,17 @@ impl Analyzer {
             entries: 0,
             found: PairCounts::default(),
             cross_thread: PairCounts::default(),
+            collector: None,
+        })
+    }
+
+    /// An analyzer that also gathers what replay plans need besides the
+    /// sync points ([`crate::recorded`]), so that they are built without a
+    /// second pass over the trace.
+    pub fn gathering_plan_points(options: &SplitOptions) -> Result<Analyzer> {
+        Ok(Analyzer {
+            collector: Some(Collector::default()),
+            ..Analyzer::new(options)?
         })
     }
 
@@ -166,8 +182,20 @@ impl Analyzer {
         self.ended_process[t] = matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal);
         self.hashes[t] = fold_access_hash(self.hashes[t], e.kind, e.addr);
         self.entries += 1;
+        let kept_before = self.kept.len();
         if !self.sink.pairs.is_empty() {
             self.reduce(event, rr_lite_trace::plan::always_a_point(e.kind));
+        }
+        if let Some(collector) = &mut self.collector {
+            let (kept, threads) = (&self.kept[kept_before..], self.events_seen.len());
+            let progress = Progress {
+                seen: &self.events_seen,
+                ended_process: &self.ended_process,
+                step_run_start: &self.step_run_start,
+            };
+            collector.event(e, kept, threads, |u| {
+                progress.last_before(u, e.clock, e.thread)
+            });
         }
         Ok(())
     }
@@ -187,18 +215,16 @@ impl Analyzer {
     /// last event before the exit by `(clock, thread)` is found from there,
     /// and the pairs are those of the order by clock.
     fn exit_after_everything_before(&mut self, exit: EventRef, clock: u64) {
-        for (thread, &seen) in self.events_seen.iter().enumerate() {
-            let before = seen - u64::from(self.ended_process[thread]);
-            if before > 0 && thread != exit.thread as usize {
-                let last = before - 1;
-                let (start, start_clock) = self.step_run_start[thread];
-                // The run's events at clocks up to the exit's (an equal one
-                // of a lower thread first, as the order by clock has it).
-                let ties = u64::from((thread as u32) < exit.thread);
-                let index = match (clock + ties).checked_sub(start_clock + 1) {
-                    Some(steps) if last >= start => last.min(start + steps),
-                    _ => last,
-                };
+        let progress = Progress {
+            seen: &self.events_seen,
+            ended_process: &self.ended_process,
+            step_run_start: &self.step_run_start,
+        };
+        for thread in 0..self.events_seen.len() {
+            if thread == exit.thread as usize {
+                continue;
+            }
+            if let Some(index) = progress.last_before(thread, clock, exit.thread) {
                 let from = EventRef {
                     thread: thread as u32,
                     index,
@@ -267,6 +293,7 @@ impl Analyzer {
             algorithm: self.options.algorithm,
             reduction: self.options.reduction,
             granule: self.options.granule,
+            order: self.options.order,
             threads: threads.len() as u32,
             entries: self.entries,
             granules,
@@ -282,12 +309,41 @@ impl Analyzer {
             },
             ..SplitStats::default()
         };
+        let recorded = self.collector.map(|c| c.finish(threads.len()));
         Analysis {
             options: self.options,
             pairs: self.kept,
             threads,
             stats,
+            recorded,
         }
+    }
+}
+
+/// How far each thread has got in the analysis order.
+struct Progress<'a> {
+    seen: &'a [u64],
+    ended_process: &'a [bool],
+    step_run_start: &'a [(u64, u64)],
+}
+
+impl Progress<'_> {
+    /// Thread `u`'s last event before `(clock, thread)` by clock, of those
+    /// fed so far, an event that ends the process left out. The analysis
+    /// order may have handed out `u`'s later events already, private steps
+    /// with clocks past `clock`; their clocks run on one by one from `u`'s
+    /// `step_run_start`, so its last event before `clock` is found from
+    /// there (an equal clock of a lower thread counts as before, as the
+    /// order by clock has it).
+    fn last_before(&self, u: usize, clock: u64, thread: u32) -> Option<u64> {
+        let before = self.seen[u] - u64::from(self.ended_process[u]);
+        let last = before.checked_sub(1)?;
+        let (start, start_clock) = self.step_run_start[u];
+        let ties = u64::from((u as u32) < thread);
+        Some(match (clock + ties).checked_sub(start_clock + 1) {
+            Some(steps) if last >= start => last.min(start + steps),
+            _ => last,
+        })
     }
 }
 

@@ -19,6 +19,7 @@ pub mod options;
 pub mod pairs;
 pub mod progress;
 pub mod races;
+pub mod recorded;
 pub mod reduce;
 pub mod replay_log;
 pub mod stats;
@@ -38,6 +39,7 @@ pub use graph::{SiteLabeller, Topology};
 pub use options::{Algorithm, EventOrder, Reduction, SplitOptions};
 pub use pairs::{DependencyKind, DependencyPair, EventRef};
 pub use progress::{NoProgress, Progress, Stage};
+pub use recorded::{RecordedPoint, RecordedPoints, ThreadRecord};
 pub use replay_log::{SPLIT_DIR, read_split, replay_log_name};
 pub use stats::{PairCounts, SplitStats};
 pub use syncpoints::{
@@ -83,16 +85,16 @@ pub fn analyze_trace(
 }
 
 /// The pairs of a trace and its sync points placed, in one streaming pass
-/// over the global order; the points' events are not filled in (what replay
-/// plans need besides comes from the thread logs, read when the plans are
-/// built). The statistics count the points.
+/// over the global order, which also gathers what replay plans need besides
+/// ([`Analysis::recorded`]); the points' events are not filled in. The
+/// statistics count the points.
 pub fn place_sync_points(
     trace: &TraceDir,
     options: &SplitOptions,
     progress: &dyn Progress,
 ) -> Result<(Analysis, SyncPlan)> {
     let start = Instant::now();
-    let mut analyzer = Analyzer::new(options)?;
+    let mut analyzer = Analyzer::gathering_plan_points(options)?;
     progress.start(trace.header().map(|h| h.entries.iter().sum()));
     let mut order = match options.order {
         EventOrder::Runs => trace.analysis_order()?,

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::options::{Algorithm, Reduction};
+use crate::options::{Algorithm, EventOrder, Reduction, SplitOptions};
 use crate::pairs::DependencyKind;
 
 /// Pair counts by kind.
@@ -60,6 +60,7 @@ pub struct SplitStats {
     pub reduction: Reduction,
     /// Granule size in bytes.
     pub granule: u64,
+    pub order: EventOrder,
     pub threads: u32,
     /// Log entries analysed.
     pub entries: u64,
@@ -106,5 +107,26 @@ impl SplitStats {
         } else {
             0.0
         };
+    }
+}
+
+impl SplitStats {
+    /// The options of the split whose statistics are in `trace`'s
+    /// `split/stats.json`, if it has readable ones (a split made with
+    /// options of the user's: plans built again later keep them).
+    pub fn options_of_split(trace: &std::path::Path) -> Option<SplitOptions> {
+        let path = trace
+            .join(crate::replay_log::SPLIT_DIR)
+            .join(crate::replay_log::STATS_FILE);
+        let bytes = rr_lite_trace::bounded::read(&path, 1 << 20).ok()?;
+        let json: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+        let text = |key: &str| json.get(key)?.as_str();
+        let options = SplitOptions {
+            algorithm: text("algorithm")?.parse().ok()?,
+            reduction: text("reduction")?.parse().ok()?,
+            granule: json.get("granule")?.as_u64()?,
+            order: text("order")?.parse().ok()?,
+        };
+        options.granule_shift().ok().map(|_| options)
     }
 }

@@ -7,8 +7,8 @@ use std::collections::{BTreeSet, VecDeque};
 
 use proptest::prelude::*;
 use rr_lite_splitter::{
-    Algorithm, Analysis, DependencyPair, EventRef, Reduction, SplitOptions, analyze_events,
-    thread_logs_from_events,
+    Algorithm, Analysis, Analyzer, DependencyPair, EventRef, Reduction, SplitOptions,
+    analyze_events, thread_logs_from_events,
 };
 use rr_lite_trace::RecordedEvent;
 
@@ -163,6 +163,46 @@ proptest! {
                 prop_assert_eq!((p.kind, p.addr, p.site), (e.kind, e.addr, e.site));
                 let is_source = a.pairs.iter().any(|q| q.from == EventRef { thread: log.thread, index: p.index });
                 prop_assert_eq!(is_source, p.notify != rr_lite_splitter::Notify::None);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// What the pass gathers for the plans: a recorded point for every
+    /// event replay needs the result of and every event a kept pair ends
+    /// at, and nothing else; nested waits only at those points, each on an
+    /// event of another thread that the recorded order has before the point.
+    #[test]
+    fn gathered_plan_points_follow_the_recorded_order(events in common::random_log(5, 150)) {
+        let mut analyzer = Analyzer::gathering_plan_points(&SplitOptions::default()).unwrap();
+        for e in &events {
+            analyzer.push(e).unwrap();
+        }
+        let analysis = analyzer.finish();
+        let recorded = analysis.recorded.clone().unwrap();
+        let position = |r: EventRef| {
+            events.iter().position(|e| e.thread == r.thread && e.index == r.index).unwrap()
+        };
+        for (t, record) in (0u32..).zip(&recorded.threads) {
+            let expected: Vec<u64> = events
+                .iter()
+                .filter(|e| e.thread == t)
+                .filter(|e| {
+                    rr_lite_trace::plan::always_a_point(e.kind)
+                        || analysis.pairs.iter().any(|p| p.to == EventRef { thread: t, index: e.index })
+                })
+                .map(|e| e.index)
+                .collect();
+            let got: Vec<u64> = record.points.iter().map(|p| p.index).collect();
+            prop_assert_eq!(got, expected);
+            for &(at, wait) in &record.nested_waits {
+                prop_assert!(record.points.iter().any(|p| p.index == at));
+                prop_assert!(wait.thread != t);
+                prop_assert!(position(wait) < position(EventRef { thread: t, index: at }),
+                    "{wait} is not before {t}:{at}");
             }
         }
     }

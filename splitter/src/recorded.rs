@@ -1,0 +1,287 @@
+//! What replay plans need besides the sync points, gathered in the split's
+//! one pass over the global order, so that plans are built without
+//! decoding the trace again: each thread's event count, the events whose
+//! recorded details replay checks or returns (every event
+//! [`always_a_point`] says replay needs, and every event a kept pair ends
+//! at), and the *nested waits* of the sequential total order.
+//!
+//! # Nested waits
+//!
+//! A call that blocks and is logged after it returns (a lock, an OpenMP
+//! `ordered` region, a barrier departure: [`after_blocking_call`]) may log
+//! events of its own while inside (libomp allocates before and after its
+//! wait). The split puts the dependency on the release (the unlock, the end
+//! of the previous region) at the call's event `L` only, so the sequential
+//! total order (the replayer's linearisation, which runs a thread as far as
+//! its waits allow) could give a nested event that the recording had
+//! *after* the release a turn *before* it. Replay then deadlocks: the
+//! thread cannot reach that event until the release, which waits for a
+//! later turn.
+//!
+//! So each recorded point `P` of thread `t` between `t`'s previous blocking
+//! event and `L` (the last [`MAX_NESTED`] of them) also waits, for each
+//! wait `(u, j)` of `L`, for `u`'s last event up to `j` that the recording
+//! had before `P` by `(clock, thread)`. That event is known while `P` is
+//! analysed and not later (the analysis keeps no history of clocks), so
+//! each such `P` keeps every other thread's last event before it (its
+//! *frontier*) until `t`'s next blocking event. The added waits only repeat
+//! the recorded order, so the total order still exists (the recording is
+//! one). They are not waits of the plans: in parallel replay a thread
+//! spinning in a library for this one could never reach the waited event.
+//!
+//! # Invariants
+//! - points of a thread are in program order, one per event at most;
+//! - a frontier never names an event the analysis has not seen, nor one
+//!   after `P` by clock (a private step handed out early may see fewer:
+//!   the wait is weaker, never wrong).
+
+use std::collections::VecDeque;
+
+use rr_lite_trace::plan::always_a_point;
+use rr_lite_trace::{EventKind, RecordedEvent};
+
+use crate::pairs::{DependencyPair, EventRef};
+
+/// Most recorded points before a blocking event that take its waits: a
+/// call nests a few events (libomp: two formatted-message buffers), not
+/// thousands.
+pub const MAX_NESTED: usize = 64;
+
+/// Events logged after a real call that may block until another thread's
+/// release.
+pub fn after_blocking_call(kind: EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::MutexLock
+            | EventKind::MutexTryLock
+            | EventKind::RwReadLock
+            | EventKind::RwWriteLock
+            | EventKind::CondWake
+            | EventKind::BarrierDepart
+            | EventKind::SemWait
+            | EventKind::SpinLock
+            | EventKind::ThreadJoin
+    )
+}
+
+/// An event whose recorded details a plan holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordedPoint {
+    pub index: u64,
+    pub kind: EventKind,
+    pub addr: u64,
+    pub payload: u64,
+}
+
+/// One thread's part of [`RecordedPoints`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThreadRecord {
+    /// By index.
+    pub points: Vec<RecordedPoint>,
+    /// `(index of a point, wait)`, by point: the nested waits.
+    pub nested_waits: Vec<(u64, EventRef)>,
+    /// The thread's last event ends the process (an exit or a fatal
+    /// signal, which replay makes wait for every other thread).
+    pub ends_process: bool,
+}
+
+/// What the analysis gathered for the plans, by thread id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordedPoints {
+    pub threads: Vec<ThreadRecord>,
+}
+
+/// A point that may be nested in the thread's next blocking call, with
+/// every other thread's last event before it (`None`: none yet).
+#[derive(Debug)]
+struct Nestable {
+    index: u64,
+    frontier: Vec<Option<u64>>,
+}
+
+/// Gathers [`RecordedPoints`] as the analysis goes.
+#[derive(Debug, Default)]
+pub(crate) struct Collector {
+    threads: Vec<ThreadRecord>,
+    /// By thread: its points since its last blocking event.
+    windows: Vec<VecDeque<Nestable>>,
+}
+
+impl Collector {
+    /// Takes event `e`, the pairs kept that end at it, and `last_before(u)`:
+    /// thread `u`'s last event before `e` by `(clock, thread)`.
+    pub(crate) fn event(
+        &mut self,
+        e: &RecordedEvent,
+        kept: &[DependencyPair],
+        threads: usize,
+        last_before: impl Fn(usize) -> Option<u64>,
+    ) {
+        let t = e.thread as usize;
+        if self.threads.len() <= t {
+            self.threads.resize_with(t + 1, ThreadRecord::default);
+            self.windows.resize_with(t + 1, VecDeque::new);
+        }
+        let record = &mut self.threads[t];
+        record.ends_process = matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal);
+        let blocking = after_blocking_call(e.kind);
+        if blocking {
+            let window = std::mem::take(&mut self.windows[t]);
+            nested_waits(&mut record.nested_waits, &window, e.thread, kept);
+            self.windows[t] = window;
+            self.windows[t].clear();
+        }
+        if !always_a_point(e.kind) && kept.is_empty() {
+            return;
+        }
+        debug_assert!(record.points.last().is_none_or(|p| p.index < e.index));
+        record.points.push(RecordedPoint {
+            index: e.index,
+            kind: e.kind,
+            addr: e.addr,
+            payload: e.payload,
+        });
+        if blocking || threads < 2 {
+            return;
+        }
+        let window = &mut self.windows[t];
+        if window.len() == MAX_NESTED {
+            window.pop_front();
+        }
+        let frontier = (0..threads)
+            .map(|u| if u == t { None } else { last_before(u) })
+            .collect();
+        window.push_back(Nestable {
+            index: e.index,
+            frontier,
+        });
+    }
+
+    pub(crate) fn finish(mut self, threads: usize) -> RecordedPoints {
+        if self.threads.len() < threads {
+            self.threads.resize_with(threads, ThreadRecord::default);
+        }
+        for record in &mut self.threads {
+            record.nested_waits.sort_unstable();
+            record.nested_waits.dedup();
+        }
+        RecordedPoints {
+            threads: self.threads,
+        }
+    }
+}
+
+/// The nested waits of blocking event `L` of thread `t`, whose kept pairs
+/// are `kept`, for the points of `window`.
+fn nested_waits(
+    out: &mut Vec<(u64, EventRef)>,
+    window: &VecDeque<Nestable>,
+    t: u32,
+    kept: &[DependencyPair],
+) {
+    for pair in kept.iter().filter(|p| p.from.thread != t) {
+        let (u, j) = (pair.from.thread as usize, pair.from.index);
+        for p in window {
+            if let Some(Some(before)) = p.frontier.get(u) {
+                let wait = EventRef {
+                    thread: u as u32,
+                    index: j.min(*before),
+                };
+                out.push((p.index, wait));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SplitOptions;
+    use crate::analysis::Analyzer;
+
+    /// `(thread, clock, kind, addr)` in the global order, numbered per
+    /// thread.
+    fn gather(raw: &[(u32, u64, EventKind, u64)]) -> RecordedPoints {
+        let mut analyzer = Analyzer::gathering_plan_points(&SplitOptions::default()).unwrap();
+        let mut next = [0u64; 4];
+        for &(thread, clock, kind, addr) in raw {
+            let index = next[thread as usize];
+            next[thread as usize] += 1;
+            let e = RecordedEvent {
+                thread,
+                index,
+                clock,
+                kind,
+                addr,
+                size: 8,
+                site: 0,
+                payload: 0,
+            };
+            analyzer.push(&e).unwrap();
+        }
+        analyzer.finish().recorded.unwrap()
+    }
+
+    fn wait(thread: u32, index: u64) -> EventRef {
+        EventRef { thread, index }
+    }
+
+    const LOCK: u64 = 0x9000;
+
+    #[test]
+    fn nested_events_after_the_release_take_its_wait() {
+        // Thread 0 releases at its event 2 (clock 50). Thread 1 allocates
+        // inside its lock call before (clock 40) and after (clock 60) the
+        // release, then logs the lock (clock 70), which waits for it.
+        let points = gather(&[
+            (0, 10, EventKind::MutexLock, LOCK),
+            (0, 20, EventKind::Write, 0x100),
+            (1, 30, EventKind::Write, 0x200),
+            (1, 40, EventKind::Alloc, 0x1_0000),
+            (0, 50, EventKind::MutexUnlock, LOCK),
+            (1, 60, EventKind::Alloc, 0x2_0000),
+            (1, 70, EventKind::MutexLock, LOCK),
+        ]);
+        let t1 = &points.threads[1];
+        let indices: Vec<u64> = t1.points.iter().map(|p| p.index).collect();
+        assert_eq!(indices, [1, 2, 3], "the allocations and the lock");
+        // Before the release, only what came before it by clock.
+        assert_eq!(t1.nested_waits, [(1, wait(0, 1)), (2, wait(0, 2))]);
+    }
+
+    #[test]
+    fn nesting_stops_at_the_previous_blocking_event() {
+        let points = gather(&[
+            (0, 10, EventKind::Write, 0x100),
+            (1, 20, EventKind::Alloc, 0x1_0000),
+            (1, 30, EventKind::MutexLock, 0xa000),
+            (1, 40, EventKind::Alloc, 0x2_0000),
+            (0, 50, EventKind::MutexUnlock, LOCK),
+            (1, 60, EventKind::MutexLock, LOCK),
+        ]);
+        assert_eq!(points.threads[1].nested_waits, [(2, wait(0, 0))]);
+    }
+
+    #[test]
+    fn only_the_last_points_before_a_blocking_event_take_its_waits() {
+        let mut raw = vec![(0, 1, EventKind::MutexUnlock, LOCK)];
+        for n in 0..(MAX_NESTED as u64 + 10) {
+            raw.push((1, 10 + n, EventKind::Alloc, 0x1_0000 + 64 * n));
+        }
+        raw.push((1, 1000, EventKind::MutexLock, LOCK));
+        let points = gather(&raw);
+        let nested = &points.threads[1].nested_waits;
+        assert_eq!(nested.len(), MAX_NESTED);
+        assert_eq!(nested[0], (10, wait(0, 0)));
+    }
+
+    #[test]
+    fn a_lone_thread_keeps_no_frontiers() {
+        let points = gather(&[
+            (0, 1, EventKind::Alloc, 0x1_0000),
+            (0, 2, EventKind::MutexLock, LOCK),
+        ]);
+        assert!(points.threads[0].nested_waits.is_empty());
+        assert_eq!(points.threads[0].points.len(), 1);
+    }
+}
