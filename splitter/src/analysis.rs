@@ -79,8 +79,6 @@ pub struct Analyzer {
     last_clock: Vec<u64>,
     hashes: Vec<u64>,
     entries: u64,
-    found: PairCounts,
-    cross_thread: PairCounts,
     collector: Option<Collector>,
 }
 
@@ -97,7 +95,11 @@ impl Analyzer {
             options: *options,
             shift,
             finder,
-            sink: PairSink::default(),
+            sink: if options.reduction == Reduction::None {
+                PairSink::keeping_same_thread()
+            } else {
+                PairSink::default()
+            },
             candidates: Vec::new(),
             clocks: (options.reduction == Reduction::Vc).then(VectorClocks::new),
             kept: Vec::new(),
@@ -107,8 +109,6 @@ impl Analyzer {
             last_clock: Vec::new(),
             hashes: Vec::new(),
             entries: 0,
-            found: PairCounts::default(),
-            cross_thread: PairCounts::default(),
             collector: None,
         })
     }
@@ -186,7 +186,8 @@ impl Analyzer {
         if !self.sink.pairs.is_empty() {
             self.reduce(event, rr_lite_trace::plan::always_a_point(e.kind));
         }
-        if let Some(collector) = &mut self.collector {
+        let must_see = kept_before != self.kept.len() || crate::recorded::must_see(e.kind);
+        if let Some(collector) = self.collector.as_mut().filter(|_| must_see) {
             let (kept, threads) = (&self.kept[kept_before..], self.events_seen.len());
             let progress = Progress {
                 seen: &self.events_seen,
@@ -234,15 +235,10 @@ impl Analyzer {
         }
     }
 
-    /// Counts, deduplicates and reduces the pairs ending at `to`;
+    /// Deduplicates and reduces the pairs ending at `to`;
     /// `nests_before`: `to`'s call nests events before it (see
     /// `reduce::VectorClocks::reduce`).
     fn reduce(&mut self, to: EventRef, nests_before: bool) {
-        self.found.add_counts(&self.sink.found);
-        self.cross_thread.add_counts(&self.sink.cross_thread);
-        self.found.war += self.sink.collapsed_war;
-        self.cross_thread.war += self.sink.collapsed_war - self.sink.collapsed_war_same_thread;
-
         // Take the sink's pairs without copying; the sink gets the old
         // buffer back, cleared on the next event.
         std::mem::swap(&mut self.candidates, &mut self.sink.pairs);
@@ -277,6 +273,7 @@ impl Analyzer {
         for p in &self.kept {
             kept.add(p.kind, 1);
         }
+        let (pairs_found, pairs_cross_thread) = self.sink.counts();
         let granules = self.finder.granules();
         let state_bytes = self.finder.state_bytes();
         let clock_bytes = self.clocks.as_ref().map_or(0, VectorClocks::state_bytes);
@@ -297,8 +294,8 @@ impl Analyzer {
             threads: threads.len() as u32,
             entries: self.entries,
             granules,
-            pairs_found: self.found,
-            pairs_cross_thread: self.cross_thread,
+            pairs_found,
+            pairs_cross_thread,
             pairs_kept: kept,
             state_bytes,
             clock_bytes,
@@ -309,7 +306,7 @@ impl Analyzer {
             },
             ..SplitStats::default()
         };
-        let recorded = self.collector.map(|c| c.finish(threads.len()));
+        let recorded = (self.collector).map(|c| c.finish(&self.ended_process));
         Analysis {
             options: self.options,
             pairs: self.kept,

@@ -49,7 +49,7 @@ pub const MAX_NESTED: usize = 64;
 
 /// Events logged after a real call that may block until another thread's
 /// release.
-pub fn after_blocking_call(kind: EventKind) -> bool {
+pub const fn after_blocking_call(kind: EventKind) -> bool {
     matches!(
         kind,
         EventKind::MutexLock
@@ -62,6 +62,29 @@ pub fn after_blocking_call(kind: EventKind) -> bool {
             | EventKind::SpinLock
             | EventKind::ThreadJoin
     )
+}
+
+/// Kinds the collector looks at whatever the pairs: [`always_a_point`] or
+/// [`after_blocking_call`], one bit per kind code (every code is below 64).
+const KINDS_TO_SEE: u64 = {
+    let mut mask = 0u64;
+    let mut n = 0;
+    while n < EventKind::ALL.len() {
+        let kind = EventKind::ALL[n];
+        assert!((kind as u8) < 64);
+        if always_a_point(kind) || after_blocking_call(kind) {
+            mask |= 1 << kind as u8;
+        }
+        n += 1;
+    }
+    mask
+};
+
+/// Whether the collector must see an event of `kind` that no kept pair
+/// ends at (the analysis skips it otherwise: most events).
+#[inline]
+pub(crate) fn must_see(kind: EventKind) -> bool {
+    KINDS_TO_SEE >> (kind as u8 & 63) & 1 != 0
 }
 
 /// An event whose recorded details a plan holds.
@@ -109,7 +132,8 @@ pub(crate) struct Collector {
 
 impl Collector {
     /// Takes event `e`, the pairs kept that end at it, and `last_before(u)`:
-    /// thread `u`'s last event before `e` by `(clock, thread)`.
+    /// thread `u`'s last event before `e` by `(clock, thread)`. Events that
+    /// neither [`must_see`] nor end a kept pair may be left out.
     pub(crate) fn event(
         &mut self,
         e: &RecordedEvent,
@@ -123,7 +147,6 @@ impl Collector {
             self.windows.resize_with(t + 1, VecDeque::new);
         }
         let record = &mut self.threads[t];
-        record.ends_process = matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal);
         let blocking = after_blocking_call(e.kind);
         if blocking {
             let window = std::mem::take(&mut self.windows[t]);
@@ -157,9 +180,15 @@ impl Collector {
         });
     }
 
-    pub(crate) fn finish(mut self, threads: usize) -> RecordedPoints {
-        if self.threads.len() < threads {
-            self.threads.resize_with(threads, ThreadRecord::default);
+    /// The points gathered; `ends_process` by thread: whether its last
+    /// event ends the process.
+    pub(crate) fn finish(mut self, ends_process: &[bool]) -> RecordedPoints {
+        if self.threads.len() < ends_process.len() {
+            self.threads
+                .resize_with(ends_process.len(), ThreadRecord::default);
+        }
+        for (record, &ends) in self.threads.iter_mut().zip(ends_process) {
+            record.ends_process = ends;
         }
         for record in &mut self.threads {
             record.nested_waits.sort_unstable();
@@ -273,6 +302,17 @@ mod tests {
         let nested = &points.threads[1].nested_waits;
         assert_eq!(nested.len(), MAX_NESTED);
         assert_eq!(nested[0], (10, wait(0, 0)));
+    }
+
+    #[test]
+    fn the_kinds_to_see_are_those_of_the_rules() {
+        for &kind in EventKind::ALL {
+            assert_eq!(
+                must_see(kind),
+                always_a_point(kind) || after_blocking_call(kind),
+                "{kind:?}"
+            );
+        }
     }
 
     #[test]

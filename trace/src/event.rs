@@ -366,6 +366,7 @@ impl RecordedEvent {
     /// The first and last granule (of `1 << granule_shift` bytes) touched.
     /// A pseudo-address is one granule whatever the size (the size of an
     /// allocation or an output is not an extent in memory).
+    #[inline]
     pub fn granules(&self, granule_shift: u32) -> (u64, u64) {
         let first = self.addr >> granule_shift;
         if self.addr >= pseudo::BASE {

@@ -98,17 +98,20 @@ impl DependencyPair {
     }
 }
 
-/// Where the finders put what they find for the event being processed.
+/// Where the finders put what they find: the pairs ending at the event
+/// being processed, and the counts of every pair found so far.
 #[derive(Debug, Default)]
 pub struct PairSink {
     /// Pairs ending at the current event, possibly repeated when the event
     /// spans granules; a pair found on neighbouring granules one after the
     /// other (a range access: a 64 MB memcpy finds one pair on each of 8 M
-    /// granules) is kept once.
+    /// granules) is kept once. Pairs within one thread only with
+    /// [`PairSink::keeping_same_thread`]: no other reduction keeps them, and
+    /// most events of a thread that works on its own data have one.
     pub pairs: Vec<DependencyPair>,
-    /// Pairs found for the current event, one per granule they were found
-    /// on (the method's count, whatever `pairs` keeps), and of them the
-    /// pairs between two threads.
+    /// Pairs found so far, one per granule they were found on (the
+    /// method's count, whatever `pairs` keeps), and of them the pairs
+    /// between two threads.
     pub found: PairCounts,
     pub cross_thread: PairCounts,
     /// WAR pairs found but not materialised because an open read group
@@ -117,27 +120,45 @@ pub struct PairSink {
     pub collapsed_war: u64,
     /// ... and those of them within one thread.
     pub collapsed_war_same_thread: u64,
+    keep_same_thread: bool,
 }
 
 impl PairSink {
+    /// A sink whose `pairs` also get the pairs within one thread.
+    pub fn keeping_same_thread() -> PairSink {
+        PairSink {
+            keep_same_thread: true,
+            ..PairSink::default()
+        }
+    }
+
+    /// Forgets the pairs of the previous event (the counts stay).
     pub fn clear(&mut self) {
         self.pairs.clear();
-        self.found = PairCounts::default();
-        self.cross_thread = PairCounts::default();
-        self.collapsed_war = 0;
-        self.collapsed_war_same_thread = 0;
     }
 
     #[inline]
     pub(crate) fn pair(&mut self, from: EventRef, to: EventRef, kind: DependencyKind) {
         let pair = DependencyPair { from, to, kind };
         self.found.add(kind, 1);
-        if !pair.is_same_thread() {
+        if pair.is_same_thread() {
+            if !self.keep_same_thread {
+                return;
+            }
+        } else {
             self.cross_thread.add(kind, 1);
         }
         if self.pairs.last() != Some(&pair) {
             self.pairs.push(pair);
         }
+    }
+
+    /// Every count, the collapsed reads' pairs included.
+    pub fn counts(&self) -> (PairCounts, PairCounts) {
+        let (mut found, mut cross_thread) = (self.found, self.cross_thread);
+        found.war += self.collapsed_war;
+        cross_thread.war += self.collapsed_war - self.collapsed_war_same_thread;
+        (found, cross_thread)
     }
 }
 
@@ -194,7 +215,7 @@ mod tests {
             thread: 1,
             index: 2,
         };
-        let mut sink = PairSink::default();
+        let mut sink = PairSink::keeping_same_thread();
         for _ in 0..1000 {
             sink.pair(a, b, DependencyKind::Raw);
         }
@@ -206,6 +227,9 @@ mod tests {
         assert_eq!(sink.cross_thread.raw, 1001);
         assert_eq!(sink.cross_thread.war, 0, "c and b are one thread's");
         sink.clear();
-        assert!(sink.pairs.is_empty() && sink.found.total() == 0);
+        assert!(sink.pairs.is_empty() && sink.found.total() == 1002);
+        let mut cross_only = PairSink::default();
+        cross_only.pair(c, b, DependencyKind::War);
+        assert!(cross_only.pairs.is_empty() && cross_only.found.war == 1);
     }
 }

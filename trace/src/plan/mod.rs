@@ -128,7 +128,7 @@ pub enum PlanMode {
 
 /// Kinds whose recorded result replay needs (emulated calls, thread ids,
 /// heap addresses and descriptor numbers to check).
-pub fn replay_needs_payload(kind: EventKind) -> bool {
+pub const fn replay_needs_payload(kind: EventKind) -> bool {
     use EventKind::*;
     matches!(
         kind,
@@ -158,8 +158,8 @@ pub fn replay_needs_payload(kind: EventKind) -> bool {
 /// event (pthread_create's allocations before its thread-stacks event)
 /// finds that event's point ahead, and waits for its predecessors before
 /// the real call.
-pub fn always_a_point(kind: EventKind) -> bool {
-    replay_needs_payload(kind) || kind == EventKind::ThreadStacks
+pub const fn always_a_point(kind: EventKind) -> bool {
+    replay_needs_payload(kind) || matches!(kind, EventKind::ThreadStacks)
 }
 
 /// One point of a plan, as built by the replayer.
