@@ -16,8 +16,8 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use rr_lite_splitter::{
-    Analysis, NoProgress, Notify, PlannedPoint, Progress, RecordedPoint, SplitOptions, SplitStats,
-    Stage, SyncPlan, ThreadRecord,
+    Analysis, NoProgress, Notify, PlannedPoint, Progress, RecordedPoint, RecordedPoints,
+    SplitOptions, SplitStats, Stage, SyncPlan, ThreadPlan,
 };
 use rr_lite_trace::plan::{
     KEPT_PLANS_DIR, MAX_PLAN_BYTES, OLD_PLAN_DIRS, PlanCursor, PlanMode, PlanPoint, PlanVariant,
@@ -90,7 +90,11 @@ pub fn split_and_plan(
     let start = std::time::Instant::now();
     let (mut analysis, sync) = rr_lite_splitter::place_sync_points(trace, options, progress)?;
     progress.stage(Stage::Writing);
-    let threads = kept_plans(trace, &analysis, &sync)?;
+    // The pairs are in the plan now; plans are built thread by thread from
+    // what each thread's points take, freed as they go.
+    drop(std::mem::take(&mut analysis.pairs));
+    let recorded = analysis.recorded.take();
+    let threads = kept_plans(trace, &analysis, sync, recorded)?;
     analysis.stats.set_time(start.elapsed());
     // The statistics first: plans older than them are stale.
     rr_lite_splitter::write_split(trace.path(), &[], &analysis.stats)?;
@@ -269,14 +273,15 @@ struct KeptThread {
 fn kept_plans(
     trace: &TraceDir,
     analysis: &Analysis,
-    sync: &SyncPlan,
+    sync: SyncPlan,
+    recorded: Option<RecordedPoints>,
 ) -> Result<Vec<KeptThread>, ReplayError> {
     let mismatch = |what: String| ReplayError::SplitMismatch {
         path: trace.path().to_path_buf(),
         what,
     };
-    let recorded = (analysis.recorded.as_ref())
-        .ok_or_else(|| mismatch("the analysis gathered no plan points".into()))?;
+    let recorded =
+        recorded.ok_or_else(|| mismatch("the analysis gathered no plan points".into()))?;
     let threads = trace.threads() as usize;
     if analysis.threads.len() > threads || sync.threads().len() > threads {
         return Err(mismatch(format!(
@@ -284,12 +289,13 @@ fn kept_plans(
             analysis.threads.len().max(sync.threads().len())
         )));
     }
-    let none = ThreadRecord::default();
+    let mut sync = sync.into_threads().into_iter();
+    let mut records = recorded.threads.into_iter();
     let mut kept = Vec::with_capacity(threads);
     let mut schedule = Vec::with_capacity(threads);
     for t in 0..threads {
-        let record = recorded.threads.get(t).unwrap_or(&none);
-        let sync_points = sync.threads().get(t).map_or(&[][..], |p| p.points());
+        let record = records.next().unwrap_or_default();
+        let sync_points = sync.next().map_or(Vec::new(), ThreadPlan::into_points);
         let points = merge_points(t as u32, sync_points, &record.points);
         let summary = analysis.threads.get(t).copied().unwrap_or_default();
         schedule.push(ThreadSchedule {
@@ -318,9 +324,10 @@ fn kept_plans(
 /// merged by index with its recorded points (checked, with their results
 /// when replay needs them). A sync point with no recorded event is the
 /// source of pairs only: replay notifies there without checking.
-fn merge_points(t: u32, sync: &[PlannedPoint], recorded: &[RecordedPoint]) -> Vec<PlanPoint> {
-    let mut points = Vec::with_capacity(sync.len() + recorded.len());
-    let mut sync = sync.iter().peekable();
+fn merge_points(t: u32, sync: Vec<PlannedPoint>, recorded: &[RecordedPoint]) -> Vec<PlanPoint> {
+    let len = union_len(&sync, recorded);
+    let mut points = Vec::with_capacity(len);
+    let mut sync = sync.into_iter().peekable();
     let mut recorded = recorded.iter().peekable();
     loop {
         let index = match (sync.peek(), recorded.peek()) {
@@ -349,7 +356,22 @@ fn merge_points(t: u32, sync: &[PlannedPoint], recorded: &[RecordedPoint]) -> Ve
         }
         points.push(p);
     }
+    debug_assert_eq!(points.len(), len);
     points
+}
+
+/// How many distinct indices `sync` and `recorded` (each sorted) have: a
+/// thread's plan takes as many points, and most are in both where threads
+/// share.
+fn union_len(sync: &[PlannedPoint], recorded: &[RecordedPoint]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < sync.len() && j < recorded.len() {
+        let (a, b) = (sync[i].index, recorded[j].index);
+        i += usize::from(a <= b);
+        j += usize::from(b <= a);
+        n += 1;
+    }
+    n + (sync.len() - i) + (recorded.len() - j)
 }
 
 /// Writes the kept plans into `dir`.

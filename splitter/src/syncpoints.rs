@@ -112,6 +112,11 @@ impl ThreadPlan {
         &self.points
     }
 
+    /// The points, by index, taken.
+    pub fn into_points(self) -> Vec<PlannedPoint> {
+        self.points
+    }
+
     /// True while some point still lacks its event.
     pub fn needs_events(&self) -> bool {
         self.cursor < self.points.len()
