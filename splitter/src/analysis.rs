@@ -67,17 +67,8 @@ pub struct Analyzer {
     kept: Vec<DependencyPair>,
     /// Events fed so far, by thread (the next expected index).
     events_seen: Vec<u64>,
-    /// Threads whose last event so far ends the process (an exit or a
-    /// fatal signal, which replay makes wait for every other thread).
-    ended_process: Vec<bool>,
-    /// By thread: the index and clock of its last event that was not one
-    /// step past the event before it, and the clock of its last event. The
-    /// events since that one have consecutive clocks, so a thread's last
-    /// event before a given clock is known even when the analysis order
-    /// handed out later ones already (see [`Self::exit_after_everything_before`]).
-    step_run_start: Vec<(u64, u64)>,
-    last_clock: Vec<u64>,
-    hashes: Vec<u64>,
+    /// The rest of what the analysis keeps per thread, by thread.
+    threads: Vec<ThreadOrder>,
     entries: u64,
     collector: Option<Collector>,
 }
@@ -104,10 +95,7 @@ impl Analyzer {
             clocks: (options.reduction == Reduction::Vc).then(VectorClocks::new),
             kept: Vec::new(),
             events_seen: Vec::new(),
-            ended_process: Vec::new(),
-            step_run_start: Vec::new(),
-            last_clock: Vec::new(),
-            hashes: Vec::new(),
+            threads: Vec::new(),
             entries: 0,
             collector: None,
         })
@@ -145,10 +133,7 @@ impl Analyzer {
                 return Err(out_of_range(event));
             }
             self.events_seen.resize(t + 1, 0);
-            self.ended_process.resize(t + 1, false);
-            self.step_run_start.resize(t + 1, (0, 0));
-            self.last_clock.resize(t + 1, 0);
-            self.hashes.resize(t + 1, ACCESS_HASH_SEED);
+            self.threads.resize(t + 1, ThreadOrder::default());
         }
         let expected = self.events_seen[t];
         if e.index != expected {
@@ -171,16 +156,17 @@ impl Analyzer {
         for granule in first..=last {
             self.finder.access(granule, event, access, &mut self.sink);
         }
-        if e.index == 0 || !rr_lite_trace::is_private_step(self.last_clock[t], e.clock) {
-            self.step_run_start[t] = (e.index, e.clock);
+        let order = &mut self.threads[t];
+        if e.index == 0 || !rr_lite_trace::is_private_step(order.last_clock, e.clock) {
+            order.step_run_start = (e.index, e.clock);
         }
-        self.last_clock[t] = e.clock;
+        order.last_clock = e.clock;
+        order.ended_process = matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal);
+        order.hash = fold_access_hash(order.hash, e.kind, e.addr);
         if e.kind == EventKind::ThreadExit {
             self.exit_after_everything_before(event, e.clock);
         }
         self.events_seen[t] += 1;
-        self.ended_process[t] = matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal);
-        self.hashes[t] = fold_access_hash(self.hashes[t], e.kind, e.addr);
         self.entries += 1;
         let kept_before = self.kept.len();
         if !self.sink.pairs.is_empty() {
@@ -191,8 +177,7 @@ impl Analyzer {
             let (kept, threads) = (&self.kept[kept_before..], self.events_seen.len());
             let progress = Progress {
                 seen: &self.events_seen,
-                ended_process: &self.ended_process,
-                step_run_start: &self.step_run_start,
+                threads: &self.threads,
             };
             collector.event(e, kept, threads, |u| {
                 progress.last_before(u, e.clock, e.thread)
@@ -218,8 +203,7 @@ impl Analyzer {
     fn exit_after_everything_before(&mut self, exit: EventRef, clock: u64) {
         let progress = Progress {
             seen: &self.events_seen,
-            ended_process: &self.ended_process,
-            step_run_start: &self.step_run_start,
+            threads: &self.threads,
         };
         for thread in 0..self.events_seen.len() {
             if thread == exit.thread as usize {
@@ -280,10 +264,10 @@ impl Analyzer {
         let threads: Vec<ThreadSummary> = self
             .events_seen
             .iter()
-            .zip(&self.hashes)
-            .map(|(&accesses, &access_hash)| ThreadSummary {
+            .zip(&self.threads)
+            .map(|(&accesses, order)| ThreadSummary {
                 accesses,
-                access_hash,
+                access_hash: order.hash,
             })
             .collect();
         let stats = SplitStats {
@@ -306,7 +290,8 @@ impl Analyzer {
             },
             ..SplitStats::default()
         };
-        let recorded = (self.collector).map(|c| c.finish(&self.ended_process));
+        let ended: Vec<bool> = self.threads.iter().map(|o| o.ended_process).collect();
+        let recorded = (self.collector).map(|c| c.finish(&ended));
         Analysis {
             options: self.options,
             pairs: self.kept,
@@ -317,11 +302,38 @@ impl Analyzer {
     }
 }
 
+/// What the analysis keeps per thread besides its count of events.
+#[derive(Debug, Clone, Copy)]
+struct ThreadOrder {
+    /// The index and clock of the thread's last event that was not one
+    /// step past the event before it, and the clock of its last event. The
+    /// events since that one have consecutive clocks, so a thread's last
+    /// event before a given clock is known even when the analysis order
+    /// handed out later ones already ([`Progress::last_before`]).
+    step_run_start: (u64, u64),
+    last_clock: u64,
+    /// The thread's last event so far ends the process (an exit or a fatal
+    /// signal, which replay makes wait for every other thread).
+    ended_process: bool,
+    /// [`fold_access_hash`] of its events so far.
+    hash: u64,
+}
+
+impl Default for ThreadOrder {
+    fn default() -> Self {
+        ThreadOrder {
+            step_run_start: (0, 0),
+            last_clock: 0,
+            ended_process: false,
+            hash: ACCESS_HASH_SEED,
+        }
+    }
+}
+
 /// How far each thread has got in the analysis order.
 struct Progress<'a> {
     seen: &'a [u64],
-    ended_process: &'a [bool],
-    step_run_start: &'a [(u64, u64)],
+    threads: &'a [ThreadOrder],
 }
 
 impl Progress<'_> {
@@ -333,9 +345,10 @@ impl Progress<'_> {
     /// there (an equal clock of a lower thread counts as before, as the
     /// order by clock has it).
     fn last_before(&self, u: usize, clock: u64, thread: u32) -> Option<u64> {
-        let before = self.seen[u] - u64::from(self.ended_process[u]);
+        let order = &self.threads[u];
+        let before = self.seen[u] - u64::from(order.ended_process);
         let last = before.checked_sub(1)?;
-        let (start, start_clock) = self.step_run_start[u];
+        let (start, start_clock) = order.step_run_start;
         let ties = u64::from((u as u32) < thread);
         Some(match (clock + ties).checked_sub(start_clock + 1) {
             Some(steps) if last >= start => last.min(start + steps),
