@@ -10,7 +10,7 @@ use crate::options::{Algorithm, Reduction, SplitOptions};
 use crate::pairs::indexed::{IndexedFinder, MAX_INDEX, MAX_THREADS, NO_THREAD};
 use crate::pairs::worklist::WorklistFinder;
 use crate::pairs::{DependencyKind, DependencyPair, EventRef, PairFinder, PairSink};
-use crate::recorded::{Collector, RecordedPoints};
+use crate::recorded::{Collector, RecordedPoints, ends_thread};
 use crate::reduce::VectorClocks;
 use crate::stats::{PairCounts, SplitStats};
 
@@ -139,6 +139,9 @@ impl Analyzer {
         if e.index != expected {
             return Err(SplitError::OutOfOrder { event, expected });
         }
+        if let Some(collector) = self.collector.as_mut().filter(|_| e.index == 0) {
+            collector.thread_started(e.thread);
+        }
         if e.index >= MAX_INDEX {
             return Err(out_of_range(event));
         }
@@ -174,14 +177,15 @@ impl Analyzer {
         }
         let must_see = kept_before != self.kept.len() || crate::recorded::must_see(e.kind);
         if let Some(collector) = self.collector.as_mut().filter(|_| must_see) {
-            let (kept, threads) = (&self.kept[kept_before..], self.events_seen.len());
+            let kept = &self.kept[kept_before..];
             let progress = Progress {
                 seen: &self.events_seen,
                 threads: &self.threads,
             };
-            collector.event(e, kept, threads, |u| {
-                progress.last_before(u, e.clock, e.thread)
-            });
+            collector.event(e, kept, |u| progress.last_before(u, e.clock, e.thread));
+        }
+        if let Some(collector) = self.collector.as_mut().filter(|_| ends_thread(e.kind)) {
+            collector.thread_ended(e.thread);
         }
         Ok(())
     }

@@ -23,8 +23,12 @@
 //! wait `(u, j)` of `L`, for `u`'s last event up to `j` that the recording
 //! had before `P` by `(clock, thread)`. That event is known while `P` is
 //! analysed and not later (the analysis keeps no history of clocks), so
-//! each such `P` keeps every other thread's last event before it (its
-//! *frontier*) until `t`'s next blocking event. The added waits only repeat
+//! each such `P` keeps the last event before it of every other thread alive
+//! then (its *frontier*) until `t`'s next blocking event or its end; a
+//! thread that had ended before `P` has all its events before it. Memory:
+//! at most [`MAX_NESTED`] frontiers per live thread, each a word or two per
+//! live thread; past [`MAX_FRONTIER_THREADS`] threads alive at once, points
+//! keep none (and get no nested waits). The added waits only repeat
 //! the recorded order, so the total order still exists (the recording is
 //! one). They are not waits of the plans: in parallel replay a thread
 //! spinning in a library for this one could never reach the waited event.
@@ -61,6 +65,14 @@ pub const fn after_blocking_call(kind: EventKind) -> bool {
             | EventKind::SemWait
             | EventKind::SpinLock
             | EventKind::ThreadJoin
+    )
+}
+
+/// Events after which their thread has no more.
+pub(crate) const fn ends_thread(kind: EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::ThreadExit | EventKind::ProcessExit | EventKind::FatalSignal
     )
 }
 
@@ -114,12 +126,19 @@ pub struct RecordedPoints {
     pub threads: Vec<ThreadRecord>,
 }
 
-/// A point that may be nested in the thread's next blocking call, with
-/// every other thread's last event before it (`None`: none yet).
+/// Most threads alive at once for which a point keeps a frontier: past
+/// that, points get no nested waits (a frontier is a word per live thread,
+/// and a thread keeps up to [`MAX_NESTED`] of them).
+pub const MAX_FRONTIER_THREADS: usize = 256;
+
+/// A point that may be nested in the thread's next blocking call, with the
+/// last event before it of every other thread alive then that had one, and
+/// how many threads had ended by then.
 #[derive(Debug)]
 struct Nestable {
     index: u64,
-    frontier: Vec<Option<u64>>,
+    frontier: Vec<(u32, u64)>,
+    ended_before: u64,
 }
 
 /// Gathers [`RecordedPoints`] as the analysis goes.
@@ -128,9 +147,42 @@ pub(crate) struct Collector {
     threads: Vec<ThreadRecord>,
     /// By thread: its points since its last blocking event.
     windows: Vec<VecDeque<Nestable>>,
+    /// Threads that started and have not ended.
+    live: Vec<u32>,
+    /// By thread: its place among the threads that ended, `u64::MAX` while
+    /// it runs.
+    end_order: Vec<u64>,
+    ended: u64,
 }
 
 impl Collector {
+    fn ensure_thread(&mut self, t: usize) {
+        if self.threads.len() <= t {
+            self.threads.resize_with(t + 1, ThreadRecord::default);
+            self.windows.resize_with(t + 1, VecDeque::new);
+            self.end_order.resize(t + 1, u64::MAX);
+        }
+    }
+
+    /// Thread `t`'s first event is being analysed.
+    pub(crate) fn thread_started(&mut self, t: u32) {
+        self.ensure_thread(t as usize);
+        self.live.push(t);
+    }
+
+    /// Thread `t`'s last event (an exit, or one that ends the process) has
+    /// been analysed: it keeps no window, and every later point has all of
+    /// its events before it.
+    pub(crate) fn thread_ended(&mut self, t: u32) {
+        let Some(at) = self.live.iter().position(|&u| u == t) else {
+            return;
+        };
+        self.live.swap_remove(at);
+        self.windows[t as usize] = VecDeque::new();
+        self.end_order[t as usize] = self.ended;
+        self.ended += 1;
+    }
+
     /// Takes event `e`, the pairs kept that end at it, and `last_before(u)`:
     /// thread `u`'s last event before `e` by `(clock, thread)`. Events that
     /// neither [`must_see`] nor end a kept pair may be left out.
@@ -138,21 +190,23 @@ impl Collector {
         &mut self,
         e: &RecordedEvent,
         kept: &[DependencyPair],
-        threads: usize,
         last_before: impl Fn(usize) -> Option<u64>,
     ) {
         let t = e.thread as usize;
-        if self.threads.len() <= t {
-            self.threads.resize_with(t + 1, ThreadRecord::default);
-            self.windows.resize_with(t + 1, VecDeque::new);
-        }
+        self.ensure_thread(t);
         let record = &mut self.threads[t];
         let blocking = after_blocking_call(e.kind);
         if blocking {
-            let window = std::mem::take(&mut self.windows[t]);
-            nested_waits(&mut record.nested_waits, &window, e.thread, kept);
+            let mut window = std::mem::take(&mut self.windows[t]);
+            nested_waits(
+                &mut record.nested_waits,
+                &window,
+                e.thread,
+                kept,
+                &self.end_order,
+            );
+            window.clear();
             self.windows[t] = window;
-            self.windows[t].clear();
         }
         if !always_a_point(e.kind) && kept.is_empty() {
             return;
@@ -164,19 +218,21 @@ impl Collector {
             addr: e.addr,
             payload: e.payload,
         });
-        if blocking || threads < 2 {
+        if blocking || self.live.len() > MAX_FRONTIER_THREADS {
             return;
         }
+        let frontier = (self.live.iter())
+            .filter(|&&u| u != e.thread)
+            .filter_map(|&u| Some((u, last_before(u as usize)?)))
+            .collect();
         let window = &mut self.windows[t];
         if window.len() == MAX_NESTED {
             window.pop_front();
         }
-        let frontier = (0..threads)
-            .map(|u| if u == t { None } else { last_before(u) })
-            .collect();
         window.push_back(Nestable {
             index: e.index,
             frontier,
+            ended_before: self.ended,
         });
     }
 
@@ -201,22 +257,31 @@ impl Collector {
 }
 
 /// The nested waits of blocking event `L` of thread `t`, whose kept pairs
-/// are `kept`, for the points of `window`.
+/// are `kept`, for the points of `window`; `end_order` by thread, as
+/// [`Collector::end_order`].
 fn nested_waits(
     out: &mut Vec<(u64, EventRef)>,
     window: &VecDeque<Nestable>,
     t: u32,
     kept: &[DependencyPair],
+    end_order: &[u64],
 ) {
     for pair in kept.iter().filter(|p| p.from.thread != t) {
-        let (u, j) = (pair.from.thread as usize, pair.from.index);
+        let (u, j) = (pair.from.thread, pair.from.index);
         for p in window {
-            if let Some(Some(before)) = p.frontier.get(u) {
-                let wait = EventRef {
-                    thread: u as u32,
-                    index: j.min(*before),
-                };
-                out.push((p.index, wait));
+            let before = match p.frontier.iter().find(|f| f.0 == u) {
+                Some(&(_, last)) => Some(j.min(last)),
+                // Ended before the point: all of its events came first.
+                None if end_order
+                    .get(u as usize)
+                    .is_some_and(|&n| n < p.ended_before) =>
+                {
+                    Some(j)
+                }
+                None => None,
+            };
+            if let Some(index) = before {
+                out.push((p.index, EventRef { thread: u, index }));
             }
         }
     }
@@ -302,6 +367,41 @@ mod tests {
         let nested = &points.threads[1].nested_waits;
         assert_eq!(nested.len(), MAX_NESTED);
         assert_eq!(nested[0], (10, wait(0, 0)));
+    }
+
+    #[test]
+    fn a_release_by_a_thread_that_ended_before_the_point_is_waited_for() {
+        let points = gather(&[
+            (0, 10, EventKind::MutexLock, LOCK),
+            (0, 20, EventKind::MutexUnlock, LOCK),
+            (0, 30, EventKind::ThreadExit, 0x7000),
+            (1, 40, EventKind::Alloc, 0x1_0000),
+            (1, 50, EventKind::MutexLock, LOCK),
+        ]);
+        assert_eq!(points.threads[1].nested_waits, [(0, wait(0, 1))]);
+    }
+
+    #[test]
+    fn a_thread_that_ended_keeps_no_window() {
+        let mut collector = Collector::default();
+        collector.thread_started(0);
+        collector.thread_started(1);
+        let alloc = RecordedEvent {
+            thread: 1,
+            index: 0,
+            clock: 2,
+            kind: EventKind::Alloc,
+            addr: 0x1_0000,
+            size: 8,
+            site: 0,
+            payload: 0,
+        };
+        collector.event(&alloc, &[], |_| Some(0));
+        assert_eq!(collector.windows[1].len(), 1);
+        assert_eq!(collector.windows[1][0].frontier, [(0, 0)]);
+        collector.thread_ended(1);
+        assert!(collector.windows[1].is_empty() && collector.windows[1].capacity() == 0);
+        assert_eq!(collector.live, [0]);
     }
 
     #[test]
