@@ -9,10 +9,13 @@
 //! several pairs, broadcasts; the source of exactly one WAR or WAW pair
 //! signals.
 //!
-//! The plan is made from the pairs alone; the kind, address and site that
-//! replay checks at each point are filled in from a second pass over the
-//! events ([`SyncPlan::fill`]), so the analysis need not keep them for
-//! every granule.
+//! The plan is made from the pairs alone. The replay logs of
+//! [`crate::split_trace`] (and `rr-lite graph`'s labels) take each point's
+//! kind, address and site from a second pass over the events
+//! ([`SyncPlan::fill`]), so the analysis need not keep them for every
+//! granule; replay plans take what they check from the one pass instead
+//! ([`crate::recorded`]), and leave the points whose event is only a
+//! source unchecked.
 
 use rr_lite_trace::{EventKind, RecordedEvent};
 use serde::Serialize;
