@@ -1,5 +1,5 @@
-//! Replays a recorded run. `plans` turns the splitter's per-thread logs and
-//! the recorded results into per-thread replay plans the runtime maps in
+//! Replays a recorded run. `plans` turns the split's sync points and the
+//! recorded results its pass gathers into per-thread replay plans the runtime maps in
 //! place (sequential replay's total order from `runs`); `session` runs the
 //! program as recorded (same path, argv, cwd, environment, ASLR off; a moved
 //! or packed trace through paths of the recorded lengths, `places`) with

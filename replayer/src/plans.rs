@@ -1,7 +1,7 @@
 //! Replay plans (format in docs/FORMAT.md): one file per thread.
 //!
-//! - kept, in `<trace>/plans/`, built once from the split (whose per-thread
-//!   logs are then removed): the splitter's sync points (waits, notify)
+//! - kept, in `<trace>/plans/`, built in the split's one pass over the
+//!   trace ([`split_and_plan`]): the splitter's sync points (waits, notify)
 //!   merged with every event whose recorded result replay needs (thread
 //!   ids, trylock and wait results, random and time values, heap addresses
 //!   to check), plus the start of each run of the sequential total order
