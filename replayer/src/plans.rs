@@ -16,7 +16,7 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use rr_lite_splitter::{
-    Analysis, NoProgress, Notify, PlannedPoint, Progress, RecordedPoint, RecordedPoints,
+    Analysis, Analyzer, NoProgress, Notify, PlannedPoint, Progress, RecordedPoint, RecordedPoints,
     SplitOptions, SplitStats, Stage, SyncPlan, ThreadPlan,
 };
 use rr_lite_trace::plan::{
@@ -65,10 +65,7 @@ pub fn ensure_plans(
 /// the default ones.
 fn ensure_kept_plans(trace: &TraceDir) -> Result<PathBuf, ReplayError> {
     let dir = trace.path().join(KEPT_PLANS_DIR);
-    let split_stamp = trace
-        .path()
-        .join(rr_lite_splitter::SPLIT_DIR)
-        .join(rr_lite_splitter::replay_log::STATS_FILE);
+    let split_stamp = rr_lite_splitter::replay_log::stats_path(trace.path());
     if is_fresh(&dir, Some(split_stamp.as_path())) && plans_verify(trace, &dir) {
         return Ok(dir);
     }
@@ -88,7 +85,8 @@ pub fn split_and_plan(
     progress: &dyn Progress,
 ) -> Result<SplitStats, ReplayError> {
     let start = std::time::Instant::now();
-    let (mut analysis, sync) = rr_lite_splitter::place_sync_points(trace, options, progress)?;
+    let analyzer = Analyzer::gathering_plan_points(options)?;
+    let (mut analysis, sync) = rr_lite_splitter::place_sync_points(trace, analyzer, progress)?;
     progress.stage(Stage::Writing);
     // The pairs are in the plan now; plans are built thread by thread from
     // what each thread's points take, freed as they go.

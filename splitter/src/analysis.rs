@@ -111,6 +111,11 @@ impl Analyzer {
         })
     }
 
+    /// The options it analyses with.
+    pub fn options(&self) -> &SplitOptions {
+        &self.options
+    }
+
     /// Entries fed so far.
     pub fn entries(&self) -> u64 {
         self.entries

@@ -74,7 +74,7 @@ pub fn analyze_trace(
     progress: &dyn Progress,
 ) -> Result<TraceSplit> {
     let start = Instant::now();
-    let (mut analysis, plan) = place_sync_points(trace, options, progress)?;
+    let (mut analysis, plan) = place_sync_points(trace, Analyzer::new(options)?, progress)?;
     let filled = rr_lite_trace::workers::map_parallel(plan.into_threads(), |mut thread| {
         fill_from_log(trace, &mut thread).map(|()| thread)
     });
@@ -85,18 +85,18 @@ pub fn analyze_trace(
 }
 
 /// The pairs of a trace and its sync points placed, in one streaming pass
-/// over the global order, which also gathers what replay plans need besides
-/// ([`Analysis::recorded`]); the points' events are not filled in. The
-/// statistics count the points.
+/// of `analyzer` over the global order (one made with
+/// [`Analyzer::gathering_plan_points`] also gathers what replay plans need
+/// besides: [`Analysis::recorded`]); the points' events are not filled in.
+/// The statistics count the points.
 pub fn place_sync_points(
     trace: &TraceDir,
-    options: &SplitOptions,
+    mut analyzer: Analyzer,
     progress: &dyn Progress,
 ) -> Result<(Analysis, SyncPlan)> {
     let start = Instant::now();
-    let mut analyzer = Analyzer::gathering_plan_points(options)?;
     progress.start(trace.header().map(|h| h.entries.iter().sum()));
-    let mut order = match options.order {
+    let mut order = match analyzer.options().order {
         EventOrder::Runs => trace.analysis_order()?,
         EventOrder::Clock => trace.global_order()?,
     };

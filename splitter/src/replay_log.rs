@@ -30,6 +30,11 @@ pub const SPLIT_TMP_DIR: &str = "split.tmp";
 /// Statistics of the split, JSON, beside the replay logs.
 pub const STATS_FILE: &str = "stats.json";
 
+/// Where the statistics of `trace`'s split are (a trace directory).
+pub fn stats_path(trace: &Path) -> PathBuf {
+    trace.join(SPLIT_DIR).join(STATS_FILE)
+}
+
 /// File name of thread `t`'s replay log.
 pub fn replay_log_name(t: u32) -> String {
     format!("thread-{t:04}.sync")

@@ -115,9 +115,7 @@ impl SplitStats {
     /// `split/stats.json`, if it has readable ones (a split made with
     /// options of the user's: plans built again later keep them).
     pub fn options_of_split(trace: &std::path::Path) -> Option<SplitOptions> {
-        let path = trace
-            .join(crate::replay_log::SPLIT_DIR)
-            .join(crate::replay_log::STATS_FILE);
+        let path = crate::replay_log::stats_path(trace);
         let bytes = rr_lite_trace::bounded::read(&path, 1 << 20).ok()?;
         let json: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
         let text = |key: &str| json.get(key)?.as_str();

@@ -391,28 +391,32 @@ pub fn encode_access(
     pos
 }
 
+/// `bit` if `set`, else 0.
+#[inline(always)]
+const fn bit_if(set: bool, bit: u8) -> u8 {
+    if set { bit } else { 0 }
+}
+
 /// The stepped access's tag for compact tag `tag` (see [`STEPPED`]).
 #[inline(always)]
 fn stepped_tag(tag: u8) -> u8 {
-    let bit = |set: bool, bit: u8| if set { bit } else { 0 };
     STEPPED
-        | bit(tag & COMPACT_WRITE != 0, STEPPED_WRITE)
+        | bit_if(tag & COMPACT_WRITE != 0, STEPPED_WRITE)
         | (compact_size_code(tag) << STEPPED_SIZE_SHIFT)
-        | bit(tag & COMPACT_SITE_PREDICTED != 0, STEPPED_SITE_PREDICTED)
-        | bit(tag & COMPACT_ADDR_PREDICTED != 0, STEPPED_ADDR_PREDICTED)
+        | bit_if(tag & COMPACT_SITE_PREDICTED != 0, STEPPED_SITE_PREDICTED)
+        | bit_if(tag & COMPACT_ADDR_PREDICTED != 0, STEPPED_ADDR_PREDICTED)
 }
 
 /// The compact tag, its clock not predicted, of stepped tag `tag`.
 #[inline(always)]
 fn compact_of_stepped(tag: u8) -> u8 {
-    let bit = |set: bool, bit: u8| if set { bit } else { 0 };
     let size_code = (tag >> STEPPED_SIZE_SHIFT) & 7;
     COMPACT
-        | bit(tag & STEPPED_WRITE != 0, COMPACT_WRITE)
+        | bit_if(tag & STEPPED_WRITE != 0, COMPACT_WRITE)
         | ((size_code & 3) << COMPACT_SIZE_SHIFT)
-        | bit(size_code & 4 != 0, COMPACT_SIZE_HIGH)
-        | bit(tag & STEPPED_SITE_PREDICTED != 0, COMPACT_SITE_PREDICTED)
-        | bit(tag & STEPPED_ADDR_PREDICTED != 0, COMPACT_ADDR_PREDICTED)
+        | bit_if(size_code & 4 != 0, COMPACT_SIZE_HIGH)
+        | bit_if(tag & STEPPED_SITE_PREDICTED != 0, COMPACT_SITE_PREDICTED)
+        | bit_if(tag & STEPPED_ADDR_PREDICTED != 0, COMPACT_ADDR_PREDICTED)
 }
 
 /// A compact tag's size code (log2 of the size; 0-4 are sizes).

@@ -370,22 +370,27 @@ struct DecodedLog {
     batch: Vec<RecordedEvent>,
     /// The next event of `batch` not yet handed out.
     pos: usize,
-    /// The log marks its private steps ([`LOG_PRIVATE_CLOCK_STEPS`]).
-    private_steps: bool,
+    /// Runs go on through this log's private steps: the analysis order, of
+    /// a log that marks them ([`LOG_PRIVATE_CLOCK_STEPS`]).
+    private_runs: bool,
     /// The clock of the last event handed out (none yet: 0, below every
     /// clock, so the first event is never one private step past it).
     last_clock: u64,
 }
 
 impl DecodedLog {
-    /// Whether an event at `clock` is one private step past the last one
-    /// handed out, in a log that marks its private steps.
-    fn is_private_step(&self, clock: u64) -> bool {
-        self.private_steps && is_private_step(self.last_clock, clock)
+    /// Whether a run goes on to an event at `clock`: one private step past
+    /// the last one handed out, in a log whose private steps runs go through.
+    fn runs_on_to(&self, clock: u64) -> bool {
+        self.private_runs && is_private_step(self.last_clock, clock)
     }
 
-    fn spawn(mut reader: ThreadLogReader, batch_events: usize) -> Result<DecodedLog> {
-        let private_steps = reader.header().flags & LOG_PRIVATE_CLOCK_STEPS != 0;
+    fn spawn(
+        mut reader: ThreadLogReader,
+        batch_events: usize,
+        private_runs: bool,
+    ) -> Result<DecodedLog> {
+        let private_runs = private_runs && reader.header().flags & LOG_PRIVATE_CLOCK_STEPS != 0;
         let (tx, rx) = sync_channel(BATCHES_AHEAD);
         let name = format!("decode-{}", reader.header().thread);
         std::thread::Builder::new()
@@ -399,7 +404,7 @@ impl DecodedLog {
             batches: rx,
             batch: Vec::new(),
             pos: 0,
-            private_steps,
+            private_runs,
             last_clock: 0,
         })
     }
@@ -491,8 +496,6 @@ fn decode_batches(
 #[derive(Debug)]
 pub struct GlobalOrder {
     logs: Vec<DecodedLog>,
-    /// Runs go on through private steps (the analysis order).
-    private_runs: bool,
     /// `(clock, slot)` of the next event of each log but the one being
     /// handed out.
     heap: BinaryHeap<Reverse<(u64, u32)>>,
@@ -513,7 +516,7 @@ impl GlobalOrder {
             (BATCHED_EVENTS / readers.len().max(1)).clamp(MIN_BATCH_EVENTS, MAX_BATCH_EVENTS);
         let mut logs = readers
             .into_iter()
-            .map(|reader| DecodedLog::spawn(reader, batch_events))
+            .map(|reader| DecodedLog::spawn(reader, batch_events, private_runs))
             .collect::<Result<Vec<_>>>()?;
         let mut heap = BinaryHeap::new();
         for (slot, log) in logs.iter_mut().enumerate() {
@@ -523,7 +526,6 @@ impl GlobalOrder {
         }
         Ok(GlobalOrder {
             logs,
-            private_runs,
             heap,
             run_slot: None,
             run_left: 0,
@@ -542,9 +544,7 @@ impl GlobalOrder {
         let slot = match self.run_slot.take() {
             Some(last) => match self.logs[last].head_clock()? {
                 // One private step on: the same log, no heap operation.
-                Some(clock) if self.private_runs && self.logs[last].is_private_step(clock) => {
-                    Some(last as u32)
-                }
+                Some(clock) if self.logs[last].runs_on_to(clock) => Some(last as u32),
                 Some(clock) => self.swap_top((clock, last as u32)),
                 None => self.heap.pop().map(|Reverse((_, slot))| slot),
             },
@@ -555,7 +555,7 @@ impl GlobalOrder {
         };
         let log = &self.logs[slot as usize];
         let events = &log.batch[log.pos..];
-        let private = (self.private_runs && log.private_steps).then_some(log.last_clock);
+        let private = log.private_runs.then_some(log.last_clock);
         self.run_left = match self.heap.peek() {
             None => events.len(),
             Some(&Reverse(next)) => run_length(events, slot, next, private),
