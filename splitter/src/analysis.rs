@@ -144,9 +144,6 @@ impl Analyzer {
         if e.index != expected {
             return Err(SplitError::OutOfOrder { event, expected });
         }
-        if let Some(collector) = self.collector.as_mut().filter(|_| e.index == 0) {
-            collector.thread_started(e.thread);
-        }
         if e.index >= MAX_INDEX {
             return Err(out_of_range(event));
         }
@@ -180,19 +177,34 @@ impl Analyzer {
         if !self.sink.pairs.is_empty() {
             self.reduce(event, rr_lite_trace::plan::always_a_point(e.kind));
         }
-        let must_see = kept_before != self.kept.len() || crate::recorded::must_see(e.kind);
-        if let Some(collector) = self.collector.as_mut().filter(|_| must_see) {
-            let kept = &self.kept[kept_before..];
-            let progress = Progress {
-                seen: &self.events_seen,
-                threads: &self.threads,
-            };
-            collector.event(e, kept, |u| progress.last_before(u, e.clock, e.thread));
-        }
-        if let Some(collector) = self.collector.as_mut().filter(|_| ends_thread(e.kind)) {
-            collector.thread_ended(e.thread);
+        // Most events: none of the collector's business, in a few compares.
+        if self.collector.is_some()
+            && (kept_before != self.kept.len() || e.index == 0 || crate::recorded::handed(e.kind))
+        {
+            self.collect(e, kept_before);
         }
         Ok(())
+    }
+
+    /// Hands event `e` (whose kept pairs start at `kept_before`) to the
+    /// collector of plan points, with the thread's start and end.
+    #[inline(never)]
+    fn collect(&mut self, e: &RecordedEvent, kept_before: usize) {
+        let Some(collector) = &mut self.collector else {
+            return;
+        };
+        if e.index == 0 {
+            collector.thread_started(e.thread);
+        }
+        let progress = Progress {
+            seen: &self.events_seen,
+            threads: &self.threads,
+        };
+        let kept = &self.kept[kept_before..];
+        collector.event(e, kept, |u| progress.last_before(u, e.clock, e.thread));
+        if ends_thread(e.kind) {
+            collector.thread_ended(e.thread);
+        }
     }
 
     /// A thread's exit depends on every other thread's last event before it

@@ -76,15 +76,16 @@ pub(crate) const fn ends_thread(kind: EventKind) -> bool {
     )
 }
 
-/// Kinds the collector looks at whatever the pairs: [`always_a_point`] or
-/// [`after_blocking_call`], one bit per kind code (every code is below 64).
-const KINDS_TO_SEE: u64 = {
+/// Kinds the analysis hands the collector whatever the pairs:
+/// [`always_a_point`], [`after_blocking_call`] or [`ends_thread`], one bit
+/// per kind code (every code is below 64).
+const KINDS_HANDED: u64 = {
     let mut mask = 0u64;
     let mut n = 0;
     while n < EventKind::ALL.len() {
         let kind = EventKind::ALL[n];
         assert!((kind as u8) < 64);
-        if always_a_point(kind) || after_blocking_call(kind) {
+        if always_a_point(kind) || after_blocking_call(kind) || ends_thread(kind) {
             mask |= 1 << kind as u8;
         }
         n += 1;
@@ -92,11 +93,12 @@ const KINDS_TO_SEE: u64 = {
     mask
 };
 
-/// Whether the collector must see an event of `kind` that no kept pair
-/// ends at (the analysis skips it otherwise: most events).
+/// Whether the analysis hands the collector an event of `kind` that no
+/// kept pair ends at and that does not start its thread (it skips it
+/// otherwise: most events), in one test.
 #[inline]
-pub(crate) fn must_see(kind: EventKind) -> bool {
-    KINDS_TO_SEE >> (kind as u8 & 63) & 1 != 0
+pub(crate) fn handed(kind: EventKind) -> bool {
+    KINDS_HANDED >> (kind as u8 & 63) & 1 != 0
 }
 
 /// An event whose recorded details a plan holds.
@@ -185,7 +187,7 @@ impl Collector {
 
     /// Takes event `e`, the pairs kept that end at it, and `last_before(u)`:
     /// thread `u`'s last event before `e` by `(clock, thread)`. Events that
-    /// neither [`must_see`] nor end a kept pair may be left out.
+    /// are not [`handed`] and end no kept pair may be left out.
     pub(crate) fn event(
         &mut self,
         e: &RecordedEvent,
@@ -405,11 +407,11 @@ mod tests {
     }
 
     #[test]
-    fn the_kinds_to_see_are_those_of_the_rules() {
+    fn the_kinds_handed_are_those_of_the_rules() {
         for &kind in EventKind::ALL {
             assert_eq!(
-                must_see(kind),
-                always_a_point(kind) || after_blocking_call(kind),
+                handed(kind),
+                always_a_point(kind) || after_blocking_call(kind) || ends_thread(kind),
                 "{kind:?}"
             );
         }
