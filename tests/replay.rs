@@ -187,6 +187,15 @@ fn atomics_slot_claims_replay() {
     check_nondeterministic("replay_atomics", &[]);
 }
 
+/// A ring buffer handed over through atomics, both sides spinning: under
+/// the recording quantum the atomics' stripe is kept like a plain
+/// access's, and a side spinning on it gives it back to the other
+/// (`RecordThread::spins_on_wanted`); every failed poll must replay.
+#[test]
+fn atomic_ring_buffer_polls_replay() {
+    check_nondeterministic("replay_atomic_ring", &[]);
+}
+
 #[test]
 fn barrier_serial_thread_replays() {
     check_nondeterministic("replay_barrier", &[]);

@@ -18,8 +18,9 @@
 //! lost updates keep showing.
 //!
 //! Rules that keep this safe:
-//! - only plain accesses keep stripes (the compiler's hooks): an
-//!   interposed call, a blocking call, thread end and a chaos-scheduled
+//! - only the compiler's hooks keep stripes (plain accesses, and atomic
+//!   operations on one stripe, which the hook performs while it holds it):
+//!   an interposed call, a blocking call, thread end and a chaos-scheduled
 //!   recording give back everything first, as before;
 //! - a thread that keeps stripes never waits for another: it takes a new
 //!   stripe only if it is free now (`try_lock`), else gives back all it
@@ -29,7 +30,11 @@
 //!   more than [`MAX_KEPT`] are kept (oldest first), or once its holder
 //!   has left it unused for [`IDLE_HOOKS`] while another thread waits for
 //!   it, so a waiter waits for at most a quantum of the holder's hooks, and
-//!   only while the holder keeps using the stripe;
+//!   only while the holder keeps using the stripe; a holder that spins
+//!   (reads one kept stripe again and again: a flag, a ring buffer's
+//!   index) gives back at once those another thread waits for
+//!   (`RecordThread::spins_on_kept`), since that thread is likely the one
+//!   it waits for;
 //! - before logging on a kept stripe the thread checks it still holds it
 //!   (a waiter takes over the stripes of a holder asleep outside the
 //!   runtime: `crate::handover`).
@@ -315,14 +320,30 @@ impl Kept {
     /// longer would only make that thread wait, its holder having moved on.
     #[inline]
     pub(crate) fn pop_idle_wanted(&self, now: u32, wanted: impl Fn(u32) -> bool) -> Option<u32> {
+        self.pop_wanted_idle_for(now, IDLE_HOOKS, wanted)
+    }
+
+    /// Removes and returns any kept stripe another thread wants (`wanted`),
+    /// however recently used: its holder spins, waiting for another thread
+    /// (`RecordThread::spins_on_kept`).
+    pub(crate) fn pop_wanted(&self, wanted: impl Fn(u32) -> bool) -> Option<u32> {
+        self.pop_wanted_idle_for(0, 0, wanted)
+    }
+
+    /// A kept stripe `wanted` by another thread, not used for `idle` hooks
+    /// or more at hook `now`, removed.
+    fn pop_wanted_idle_for(
+        &self,
+        now: u32,
+        idle: u32,
+        wanted: impl Fn(u32) -> bool,
+    ) -> Option<u32> {
         if self.is_empty() {
             return None;
         }
         let at = (0..MAX_KEPT).find(|&i| {
             let stripe = self.slots.stripes[i].get();
-            stripe != NO_STRIPE
-                && now.wrapping_sub(self.used[i].get()) >= IDLE_HOOKS
-                && wanted(stripe)
+            stripe != NO_STRIPE && now.wrapping_sub(self.used[i].get()) >= idle && wanted(stripe)
         })?;
         self.count(&self.given_back);
         Some(self.slots.free(at))

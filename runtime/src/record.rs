@@ -25,6 +25,12 @@ const HELD_SEVERAL: u32 = u32::MAX - 1;
 /// Deepest nesting of calls that keep their stripe (stack cache, create,
 /// allocation: three in practice).
 const MAX_NESTED: usize = 8;
+/// Reads in a row of one kept stripe after which a thread is taken to spin
+/// on it and gives back the kept stripes other threads wait for
+/// (`RecordThread::spins_on_kept`).
+const SPIN_READS: u32 = 4;
+/// `RecordThread::polled` when no stripe is being counted.
+const NOT_POLLED: u32 = u32::MAX;
 
 /// What record mode keeps for one thread. Only the owning thread touches it
 /// (it lives in that thread's `ThreadState`; `Cell` fields make it `!Sync`).
@@ -48,6 +54,10 @@ pub(crate) struct RecordThread {
     /// only read it: it becomes read-shared at its release
     /// (`StripeSet::share`).
     held_share: Cell<bool>,
+    /// The kept stripe the thread read last (`NOT_POLLED` once written),
+    /// and how many times in a row (`Self::spins_on_kept`).
+    polled: Cell<u32>,
+    polls: Cell<u32>,
     /// Stripe + 1 of the last access while that was a read of a
     /// read-shared stripe without its lock (0 otherwise), as published
     /// (`handover::start_reading`).
@@ -93,6 +103,8 @@ impl RecordThread {
             held_one: Cell::new(HELD_NOTHING),
             held_since: Cell::new(0),
             held_private: Cell::new(false),
+            polled: Cell::new(NOT_POLLED),
+            polls: Cell::new(0),
             held_share: Cell::new(false),
             reading: Cell::new(0),
             kept: Kept::new(),
@@ -395,7 +407,13 @@ impl RecordThread {
         if let Some(stripe) = single
             && let Some(since) = self.kept.take(stripe)
         {
-            if StripeSet::still_held(stripe, me) {
+            if !StripeSet::still_held(stripe, me) {
+                self.catch_up_after_takeover();
+            } else if self.spins_on_kept(stripe, writes) && !StripeSet::reusable(stripe, me) {
+                // It goes back too, and this thread takes its turn after
+                // the thread that waits for it.
+                self.release_set(StripeSet::of_stripe(stripe));
+            } else {
                 if writes {
                     StripeSet::note_write(stripe);
                 }
@@ -404,7 +422,6 @@ impl RecordThread {
                 self.held_private.set(false);
                 return;
             }
-            self.catch_up_after_takeover();
         }
         if let Some(stripe) = single
             && self.recent.take(stripe)
@@ -442,6 +459,42 @@ impl RecordThread {
             _ => now.wrapping_sub(quantum),
         };
         self.held_since.set(since);
+    }
+
+    /// Counts an access to kept `stripe` (`writes`: a write); returns
+    /// true, having given back every other kept stripe another thread
+    /// waits for, if the thread spins on it: the access is the
+    /// [`SPIN_READS`]th read of that stripe with no write to it and no read
+    /// of another kept stripe between. A thread waiting for a flag or a
+    /// ring buffer's index reads it hook after hook (counting its polls in
+    /// other data, maybe), while the thread it waits for may wait for a
+    /// stripe it keeps (the flag's, the buffer's): keeping them would stop
+    /// that thread until their quantum ends or they sit unused for
+    /// `quantum::IDLE_HOOKS`, recorded as that many useless polls. A thread
+    /// that writes what it reads (bumping a shared index, moving a ring
+    /// buffer's head) or reads other kept data between (consuming from the
+    /// buffer) keeps it.
+    fn spins_on_kept(&self, stripe: u32, writes: bool) -> bool {
+        let same = self.polled.get() == stripe;
+        if writes {
+            // (A write elsewhere, a poll counter maybe, breaks no spin.)
+            if same {
+                self.polled.set(NOT_POLLED);
+            }
+            return false;
+        }
+        let polls = if same { self.polls.get() + 1 } else { 1 };
+        self.polled.set(stripe);
+        if polls < SPIN_READS {
+            self.polls.set(polls);
+            return false;
+        }
+        self.polls.set(0);
+        let me = self.id.get();
+        while let Some(kept) = self.kept.pop_wanted(|s| !StripeSet::reusable(s, me)) {
+            self.release_set(StripeSet::of_stripe(kept));
+        }
+        true
     }
 
     /// Holds `set`, whose single `stripe` the thread still holds from an

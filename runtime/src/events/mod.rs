@@ -407,6 +407,42 @@ pub(crate) fn log_after_call<R>(
     log_after_call_or_recorded(kind, addr, size, site, op, payload, |_| Replayed::CallReal)
 }
 
+/// An atomic operation of the compiler's hooks, `op` (of `size` bytes at
+/// `addr`, one stripe), performed and logged as [`log_after_call`] does,
+/// except that under the recording quantum its stripe is held as a plain
+/// access's is: kept past the next hook while the thread reuses it and
+/// another thread held it last (`RecordThread::hold_access`), instead of
+/// given back at once with everything the thread kept. Why: threads
+/// handing data over through atomics (a ring buffer's head and tail, a
+/// spin flag) would otherwise take turns at every operation while
+/// recording, and replay would have to reproduce every turn as a wait.
+pub(crate) fn log_atomic<R>(
+    kind: EventKind,
+    addr: u64,
+    size: u64,
+    site: u64,
+    op: impl FnOnce() -> R,
+) -> R {
+    let set = with_tracked(|t, mode| {
+        let set = StripeSet::for_access(addr, size);
+        (mode == Mode::Record && t.record.quantum().is_some() && set.single().is_some())
+            .then_some(set)
+    });
+    let Some(Some(set)) = set else {
+        return log_after_call(kind, addr, size, site, op, |_| 0);
+    };
+    on_tracked_thread(|t| {
+        busy(t, || {
+            // (The last access, if a read without a lock, is done.)
+            t.record.stop_reading();
+            t.record.hold_access(set, kind != EventKind::AtomicLoad);
+        });
+        let result = t.record.guarded(op);
+        busy(t, || t.record.append_on(set, kind, addr, size, site, 0));
+        result
+    })
+}
+
 /// [`log_after_call`] for a call whose result replay may take from the
 /// recording: `replayed(recorded payload)` decides.
 pub(crate) fn log_after_call_or_recorded<R>(
