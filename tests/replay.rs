@@ -196,6 +196,14 @@ fn atomic_ring_buffer_polls_replay() {
     check_nondeterministic("replay_atomic_ring", &[]);
 }
 
+/// A turn passed through a plain volatile flag, both sides polling it: a
+/// thread spinning on a kept stripe gives it back to the writer it waits
+/// for (`RecordThread::spins_on_kept`); every poll must replay.
+#[test]
+fn volatile_turn_flag_polls_replay() {
+    check_nondeterministic("replay_turn_flag", &[]);
+}
+
 #[test]
 fn barrier_serial_thread_replays() {
     check_nondeterministic("replay_barrier", &[]);
