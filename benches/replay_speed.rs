@@ -36,8 +36,9 @@
 //! threads), against the sharing ratio (racy_share at 0 to 100 % shared
 //! updates), against size (private_merge at 1x and 8x, which separates
 //! the fixed cost of starting a replay from the cost per event), and the
-//! recording quantum (shared_index and racy_share recorded with
-//! `--quantum 0` and with record's default), and the cost of one
+//! recording quantum (shared_index, racy_share, an atomic ring buffer and
+//! a spin lock recorded with `--quantum 0` and with record's default),
+//! and the cost of one
 //! dependency alone (`handover`: two threads taking turns at almost every
 //! event, replayed spread over the CPUs and on one CPU).
 //!
@@ -317,11 +318,14 @@ fn small_cases() -> Vec<Case> {
         );
     }
     // The recording quantum: record's default against none, where threads
-    // bump one shared index (it pays) and update random shared slots (it
-    // must not cost).
+    // bump one shared index (it pays), update random shared slots (it
+    // must not cost), hand items over through atomics (a ring) and take
+    // turns on a spin lock (atomics keep their stripe too).
     for (workload, args) in [
         ("shared_index", &[50000, 4][..]),
         ("racy_share", &[20000, 4, 500]),
+        ("ring", &[300_000, 1]),
+        ("spinlock", &[200_000, 4]),
     ] {
         for quantum in [Some(0), None] {
             add_case_with_quantum(
