@@ -196,6 +196,14 @@ fn atomic_ring_buffer_polls_replay() {
     check_nondeterministic("replay_atomic_ring", &[]);
 }
 
+/// A test-and-set lock taken with `atomic_exchange`: under the quantum
+/// its holder keeps the lock's stripe and takes it many times in a row;
+/// every failed try must replay with its recorded result.
+#[test]
+fn test_and_set_lock_replays() {
+    check_nondeterministic("replay_tas_lock", &[]);
+}
+
 /// A turn passed through a plain volatile flag, both sides polling it: a
 /// thread spinning on a kept stripe gives it back to the writer it waits
 /// for (`RecordThread::spins_on_kept`); every poll must replay.
