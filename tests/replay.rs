@@ -204,6 +204,14 @@ fn test_and_set_lock_replays() {
     check_nondeterministic("replay_tas_lock", &[]);
 }
 
+/// A pthread spin lock: under the quantum a thread tries it holding its
+/// stripe and keeps the stripe after unlocking (`events::record_spin_lock`);
+/// the lock must change hands in the recorded order.
+#[test]
+fn spin_lock_order_replays() {
+    check_nondeterministic("replay_spin_lock_order", &[]);
+}
+
 /// A turn passed through a plain volatile flag, both sides polling it: a
 /// thread spinning on a kept stripe gives it back to the writer it waits
 /// for (`RecordThread::spins_on_kept`); every poll must replay.

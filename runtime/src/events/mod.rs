@@ -407,16 +407,18 @@ pub(crate) fn log_after_call<R>(
     log_after_call_or_recorded(kind, addr, size, site, op, payload, |_| Replayed::CallReal)
 }
 
-/// An atomic operation of the compiler's hooks, `op` (of `size` bytes at
-/// `addr`, one stripe), performed and logged as [`log_after_call`] does,
+/// An operation on one stripe that the hook performs itself, `op` (of
+/// `size` bytes at `addr`): an atomic operation of the compiler's hooks, or
+/// a spin lock's unlock. Performed and logged as [`log_after_call`] does,
 /// except that under the recording quantum its stripe is held as a plain
 /// access's is: kept past the next hook while the thread reuses it and
 /// another thread held it last (`RecordThread::hold_access`), instead of
 /// given back at once with everything the thread kept. Why: threads
 /// handing data over through atomics (a ring buffer's head and tail, a
-/// spin flag) would otherwise take turns at every operation while
-/// recording, and replay would have to reproduce every turn as a wait.
-pub(crate) fn log_atomic<R>(
+/// spin flag) or taking turns on a spin lock would otherwise take turns at
+/// every operation while recording, and replay would have to reproduce
+/// every turn as a wait.
+pub(crate) fn log_keeping_stripe<R>(
     kind: EventKind,
     addr: u64,
     size: u64,
@@ -442,6 +444,58 @@ pub(crate) fn log_atomic<R>(
         result
     })
 }
+
+/// Record, under the quantum: a spin lock at `addr` taken by trying it
+/// (`try_lock`, EBUSY while another thread holds it) while holding its
+/// stripe, again and again, giving the stripe back between tries (the
+/// lock's holder needs it to unlock), as glibc's lock spins; the lock event
+/// is logged on the stripe, which stays held as a plain access's does
+/// ([`log_keeping_stripe`]). A thread that unlocks and locks again within
+/// its quantum then keeps the lock, as a thread does within its time slice,
+/// instead of every acquisition alternating between the threads (a wait
+/// each at replay). None: not recording under the quantum; the caller
+/// takes the usual path.
+pub(crate) fn record_spin_lock(addr: u64, site: u64, try_lock: impl Fn() -> i32) -> Option<i32> {
+    let set = with_tracked(|t, mode| {
+        let set = StripeSet::for_access(addr, 0);
+        (mode == Mode::Record && t.record.quantum().is_some() && set.single().is_some())
+            .then_some(set)
+    });
+    let Some(Some(set)) = set else {
+        return None;
+    };
+    on_tracked_thread(|t| {
+        let mut tries = 0u32;
+        loop {
+            busy(t, || {
+                t.record.stop_reading();
+                t.record.hold_access(set, true);
+            });
+            let r = t.record.guarded(&try_lock);
+            if r != libc::EBUSY {
+                let payload = r as u64;
+                busy(t, || {
+                    t.record
+                        .append_on(set, EventKind::SpinLock, addr, 0, site, payload)
+                });
+                return Some(r);
+            }
+            busy(t, || t.record.release_held());
+            tries = tries.wrapping_add(1);
+            if tries.is_multiple_of(SPIN_LOCK_TRIES_PER_YIELD) {
+                // SAFETY: sched_yield has no preconditions (raw: not our
+                // wrapper).
+                unsafe { libc::syscall(libc::SYS_sched_yield) };
+            } else {
+                core::hint::spin_loop();
+            }
+        }
+    })
+}
+
+/// Tries of a busy spin lock between yields of the processor
+/// ([`record_spin_lock`]).
+const SPIN_LOCK_TRIES_PER_YIELD: u32 = 64;
 
 /// [`log_after_call`] for a call whose result replay may take from the
 /// recording: `replayed(recorded payload)` decides.

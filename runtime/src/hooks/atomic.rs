@@ -27,14 +27,14 @@ macro_rules! atomic_width {
             // SAFETY: the compiler passes the address of a live, aligned
             // atomic object of this width.
             let cell = unsafe { $atomic::from_ptr(a) };
-            events::log_atomic(EventKind::AtomicLoad, a as u64, $bits / 8, site, || cell.load(SeqCst))
+            events::log_keeping_stripe(EventKind::AtomicLoad, a as u64, $bits / 8, site, || cell.load(SeqCst))
         }
         with_site!([<__tsan_atomic $bits _load>] => [<load $bits>], "rdx");
 
         extern "C" fn [<store $bits>](a: *mut $t, v: $t, mo: i32, site: u64) {
             // SAFETY: as for load.
             let cell = unsafe { $atomic::from_ptr(a) };
-            events::log_atomic(EventKind::AtomicStore, a as u64, $bits / 8, site, || cell.store(v, store_order(mo)))
+            events::log_keeping_stripe(EventKind::AtomicStore, a as u64, $bits / 8, site, || cell.store(v, store_order(mo)))
         }
         with_site!([<__tsan_atomic $bits _store>] => [<store $bits>], "rcx");
 
@@ -42,7 +42,7 @@ macro_rules! atomic_width {
             extern "C" fn [<$op $bits>](a: *mut $t, v: $t, _mo: i32, site: u64) -> $t {
                 // SAFETY: as for load.
                 let cell = unsafe { $atomic::from_ptr(a) };
-                events::log_atomic(EventKind::Rmw, a as u64, $bits / 8, site, || cell.$method(v, SeqCst))
+                events::log_keeping_stripe(EventKind::Rmw, a as u64, $bits / 8, site, || cell.$method(v, SeqCst))
             }
             with_site!([<__tsan_atomic $bits _ $op>] => [<$op $bits>], "rcx");
         )*
@@ -51,7 +51,7 @@ macro_rules! atomic_width {
             // SAFETY: as for load; `expected` points to the caller's
             // expected value, which the ABI updates on failure.
             let cell = unsafe { $atomic::from_ptr(a) };
-            events::log_atomic(EventKind::Rmw, a as u64, $bits / 8, site, || {
+            events::log_keeping_stripe(EventKind::Rmw, a as u64, $bits / 8, site, || {
                 // SAFETY: see above.
                 let want = unsafe { expected.read() };
                 match cell.compare_exchange(want, v, SeqCst, SeqCst) {
@@ -70,7 +70,7 @@ macro_rules! atomic_width {
         extern "C" fn [<cas_val $bits>](a: *mut $t, want: $t, v: $t, _mo: i32, _fmo: i32, site: u64) -> $t {
             // SAFETY: as for load.
             let cell = unsafe { $atomic::from_ptr(a) };
-            events::log_atomic(EventKind::Rmw, a as u64, $bits / 8, site, || {
+            events::log_keeping_stripe(EventKind::Rmw, a as u64, $bits / 8, site, || {
                 match cell.compare_exchange(want, v, SeqCst, SeqCst) { Ok(old) | Err(old) => old }
             })
         }

@@ -275,11 +275,28 @@ macro_rules! releasing_calls {
     )*};
 }
 
+/// A spin lock's unlock: as the releasing calls, except that under the
+/// recording quantum its stripe is kept like an atomic's
+/// (`events::log_keeping_stripe`), so that its thread may take the lock
+/// again in its quantum (`events::record_spin_lock`).
+unsafe extern "C" fn spin_unlock(s: *mut pthread_spinlock_t, site: u64) -> c_int {
+    if omp_internal(site) {
+        // SAFETY: forwarding.
+        return unsafe { real::pthread_spin_unlock(s) };
+    }
+    events::log_keeping_stripe(EventKind::SpinUnlock, addr(s), 0, site, || {
+        // SAFETY: forwarding.
+        let r = unsafe { real::pthread_spin_unlock(s) };
+        crate::chaos::lock_released();
+        r
+    })
+}
+with_site!(pthread_spin_unlock => spin_unlock, "rsi");
+
 releasing_calls! {
     pthread_mutex_unlock => mutex_unlock(pthread_mutex_t), MutexUnlock;
     pthread_cond_signal => cond_signal(pthread_cond_t), CondSignal;
     pthread_cond_broadcast => cond_broadcast(pthread_cond_t), CondBroadcast;
-    pthread_spin_unlock => spin_unlock(pthread_spinlock_t), SpinUnlock;
     sem_post => semaphore_post(sem_t), SemPost;
 }
 
@@ -722,6 +739,13 @@ unsafe extern "C" fn barrier_wait(b: *mut pthread_barrier_t, site: u64) -> c_int
 with_site!(pthread_barrier_wait => barrier_wait, "rsi");
 
 unsafe extern "C" fn spin_lock(s: *mut pthread_spinlock_t, site: u64) -> c_int {
+    let try_lock = || {
+        // SAFETY: forwarding (a trylock only takes the lock or fails).
+        unsafe { real::pthread_spin_trylock(s) }
+    };
+    if let Some(r) = events::record_spin_lock(addr(s), site, try_lock) {
+        return r;
+    }
     // SAFETY: forwarding.
     lock_call_trying(
         EventKind::SpinLock,
