@@ -425,20 +425,11 @@ pub(crate) fn log_keeping_stripe<R>(
     site: u64,
     op: impl FnOnce() -> R,
 ) -> R {
-    let set = with_tracked(|t, mode| {
-        let set = StripeSet::for_access(addr, size);
-        (mode == Mode::Record && t.record.quantum().is_some() && set.single().is_some())
-            .then_some(set)
-    });
-    let Some(Some(set)) = set else {
+    let Some(set) = stripe_to_keep(addr, size) else {
         return log_after_call(kind, addr, size, site, op, |_| 0);
     };
     on_tracked_thread(|t| {
-        busy(t, || {
-            // (The last access, if a read without a lock, is done.)
-            t.record.stop_reading();
-            t.record.hold_access(set, kind != EventKind::AtomicLoad);
-        });
+        hold_to_keep(t, set, kind != EventKind::AtomicLoad);
         let result = t.record.guarded(op);
         busy(t, || t.record.append_on(set, kind, addr, size, site, 0));
         result
@@ -456,21 +447,11 @@ pub(crate) fn log_keeping_stripe<R>(
 /// each at replay). None: not recording under the quantum; the caller
 /// takes the usual path.
 pub(crate) fn record_spin_lock(addr: u64, site: u64, try_lock: impl Fn() -> i32) -> Option<i32> {
-    let set = with_tracked(|t, mode| {
-        let set = StripeSet::for_access(addr, 0);
-        (mode == Mode::Record && t.record.quantum().is_some() && set.single().is_some())
-            .then_some(set)
-    });
-    let Some(Some(set)) = set else {
-        return None;
-    };
+    let set = stripe_to_keep(addr, 0)?;
     on_tracked_thread(|t| {
         let mut tries = 0u32;
         loop {
-            busy(t, || {
-                t.record.stop_reading();
-                t.record.hold_access(set, true);
-            });
+            hold_to_keep(t, set, true);
             let r = t.record.guarded(&try_lock);
             if r != libc::EBUSY {
                 let payload = r as u64;
@@ -491,6 +472,31 @@ pub(crate) fn record_spin_lock(addr: u64, site: u64, try_lock: impl Fn() -> i32)
             }
         }
     })
+}
+
+/// The single stripe of `size` bytes at `addr` if this thread records under
+/// the quantum, which may keep it ([`log_keeping_stripe`],
+/// [`record_spin_lock`]); None otherwise (replay, no quantum, inside a call
+/// that keeps its stripe, several stripes).
+fn stripe_to_keep(addr: u64, size: u64) -> Option<StripeSet> {
+    with_tracked(|t, mode| {
+        if mode != Mode::Record || t.record.quantum().is_none() {
+            return None;
+        }
+        let set = StripeSet::for_access(addr, size);
+        set.single().map(|_| set)
+    })
+    .flatten()
+}
+
+/// Holds `set` (from [`stripe_to_keep`]) for an operation the hook performs
+/// itself, as a plain access's stripe (`writes`: the operation writes).
+fn hold_to_keep(t: &ThreadState, set: StripeSet, writes: bool) {
+    busy(t, || {
+        // (The last access, if a read without a lock, is done.)
+        t.record.stop_reading();
+        t.record.hold_access(set, writes);
+    });
 }
 
 /// Tries of a busy spin lock between yields of the processor

@@ -255,9 +255,10 @@ pub(super) unsafe extern "C" fn detach(t: pthread_t, site: u64) -> c_int {
 with_site!(pthread_detach => detach, "rsi");
 
 /// Calls that release or signal a sync object: performed while the event
-/// is held, in both modes.
+/// is held, in both modes, by `$log` (`log_releasing`, or
+/// `events::log_keeping_stripe` for one whose stripe the quantum keeps).
 macro_rules! releasing_calls {
-    ($($export:ident => $imp:ident($t:ty), $kind:ident;)*) => {$(
+    ($($export:ident => $imp:ident($t:ty), $kind:ident, $log:path;)*) => {$(
         pub(super) unsafe extern "C" fn $imp(obj: *mut $t, site: u64) -> c_int {
             if omp_internal(site) {
                 // SAFETY: forwarding.
@@ -269,35 +270,27 @@ macro_rules! releasing_calls {
                 crate::chaos::lock_released();
                 r
             };
-            log_after_call(EventKind::$kind, addr(obj), 0, site, op, |_| 0)
+            $log(EventKind::$kind, addr(obj), 0, site, op)
         }
         with_site!($export => $imp, "rsi");
     )*};
 }
 
-/// A spin lock's unlock: as the releasing calls, except that under the
-/// recording quantum its stripe is kept like an atomic's
-/// (`events::log_keeping_stripe`), so that its thread may take the lock
-/// again in its quantum (`events::record_spin_lock`).
-unsafe extern "C" fn spin_unlock(s: *mut pthread_spinlock_t, site: u64) -> c_int {
-    if omp_internal(site) {
-        // SAFETY: forwarding.
-        return unsafe { real::pthread_spin_unlock(s) };
-    }
-    events::log_keeping_stripe(EventKind::SpinUnlock, addr(s), 0, site, || {
-        // SAFETY: forwarding.
-        let r = unsafe { real::pthread_spin_unlock(s) };
-        crate::chaos::lock_released();
-        r
-    })
+/// How a releasing call is performed and logged: held around the real call
+/// and given back after it.
+fn log_releasing<R>(kind: EventKind, obj: u64, size: u64, site: u64, op: impl FnOnce() -> R) -> R {
+    log_after_call(kind, obj, size, site, op, |_| 0)
 }
-with_site!(pthread_spin_unlock => spin_unlock, "rsi");
 
+// A spin lock's unlock keeps its stripe under the recording quantum, like an
+// atomic's (`events::log_keeping_stripe`), so that its thread may take the
+// lock again in its quantum (`events::record_spin_lock`).
 releasing_calls! {
-    pthread_mutex_unlock => mutex_unlock(pthread_mutex_t), MutexUnlock;
-    pthread_cond_signal => cond_signal(pthread_cond_t), CondSignal;
-    pthread_cond_broadcast => cond_broadcast(pthread_cond_t), CondBroadcast;
-    sem_post => semaphore_post(sem_t), SemPost;
+    pthread_mutex_unlock => mutex_unlock(pthread_mutex_t), MutexUnlock, log_releasing;
+    pthread_cond_signal => cond_signal(pthread_cond_t), CondSignal, log_releasing;
+    pthread_cond_broadcast => cond_broadcast(pthread_cond_t), CondBroadcast, log_releasing;
+    pthread_spin_unlock => spin_unlock(pthread_spinlock_t), SpinUnlock, events::log_keeping_stripe;
+    sem_post => semaphore_post(sem_t), SemPost, log_releasing;
 }
 
 /// Initialising or destroying a sync object writes all of it (glibc's
