@@ -575,6 +575,25 @@ fn libc_resolver_loader_and_locale_keep_descriptor_numbers() {
     check_nondeterministic("replay_libc_opens", &[files.path().to_str().unwrap()]);
 }
 
+/// A thread that holds the descriptor lock across localtime waits inside
+/// it, at the time zone file's allocations, for heap events of workers that
+/// may not have started yet, and a starting worker maps its plan under that
+/// lock: the waiter lends it while it parks. Before, about one replay in
+/// five of this program stalled with the watchdog's report, as SCTBench's
+/// ctrace-test did; five distinct recordings rather than two make this test
+/// fail about one run in three without the lending (the runtime's unit test
+/// `a_parked_holder_lends_the_lock_to_the_thread_it_waits_for` fails every
+/// time).
+#[test]
+fn a_call_holding_the_descriptor_lock_waits_for_starting_threads() {
+    let exe = build("replay_localtime_threads");
+    let distinct = record_distinct(&exe, &[], &|s| s == 0, &|d| d.len() >= 5);
+    assert!(distinct.len() >= 2, "{}", distinct[0].describe());
+    for rec in &distinct {
+        replay_all_modes(rec);
+    }
+}
+
 /// Replay checks every descriptor a call returns: started with one more
 /// descriptor open (inherited), the program's first pipe gets other numbers,
 /// and replay reports it instead of running on.

@@ -623,7 +623,7 @@ fn wait_for_turn_marked(id: u32, s: &Slot) {
         if TURN.load(Ordering::Acquire) == id {
             return;
         }
-        crate::sys::futex_wait(&s.wake, seen, WAIT_SLICE_NS);
+        crate::descriptors::lent_while(|| crate::sys::futex_wait(&s.wake, seen, WAIT_SLICE_NS));
         let step = STEP.load(Ordering::Relaxed);
         let now = crate::sys::monotonic_ns();
         if step != last_step {

@@ -19,6 +19,20 @@
 //! as accept, do not take it), and a thread may take it again while it
 //! holds it (a stripe wait inside fopen's allocation reads /proc). A thread
 //! that waits for another (a stripe, a replay predecessor) only tries it.
+//!
+//! Such a real call can still wait inside, at the events of its own
+//! allocations (localtime reading the time zone file, fopen): a replayed
+//! malloc waits for the recorded previous heap event, a recorded one for
+//! the heap's stripe. The thread waited for may need the lock first (a new
+//! thread maps its replay plan under it, a thread's first input read opens
+//! its input file), so a thread lends the lock while it parks
+//! ([`lent_while`]) and takes it back before it goes on: no thread sleeps
+//! holding it. Lending changes no descriptor number: the lender runs none
+//! of the program's code until it has the lock back, and another thread's
+//! descriptor call is an event on the descriptor table, which the lender's
+//! call holds (record: its stripe, kept across the call) or is ordered
+//! after (replay: the call's closing event), so it cannot run in the
+//! middle of the lender's call in either mode.
 
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
@@ -61,6 +75,28 @@ pub(crate) fn unlock(taken: bool) {
         OWNER.store(0, Ordering::Release);
         release();
     }
+}
+
+/// Runs `park`, a wait for another thread, with the lock given back for
+/// its duration if this thread holds it, and taken again afterwards (see
+/// the module doc): the thread it waits for may need the lock to get
+/// there.
+pub(crate) fn lent_while<R>(park: impl FnOnce() -> R) -> R {
+    // Only a holder lends: a thread that does not hold the lock (nearly
+    // every parking thread) pays one load, not a gettid.
+    if OWNER.load(Ordering::Acquire) == 0 {
+        return park();
+    }
+    let me = sys::gettid_raw();
+    if OWNER.load(Ordering::Acquire) != me {
+        return park();
+    }
+    OWNER.store(0, Ordering::Release);
+    release();
+    let result = park();
+    acquire();
+    OWNER.store(me, Ordering::Release);
+    result
 }
 
 /// In the child of a fork, where only the forking thread lives: a lock
@@ -150,4 +186,43 @@ pub(crate) fn keep_above_floor(fd: i32) -> i32 {
     }
     sys::close_raw(fd);
     high as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    /// The holder parks until another thread has taken the lock: without
+    /// lending, the other thread waits for the holder and the park runs
+    /// out its time.
+    #[test]
+    fn a_parked_holder_lends_the_lock_to_the_thread_it_waits_for() {
+        let done = Arc::new(AtomicBool::new(false));
+        let (lent, other) = locked(|| {
+            let flag = Arc::clone(&done);
+            let other = std::thread::spawn(move || locked(|| flag.store(true, Ordering::Release)));
+            let lent = lent_while(|| {
+                let until = Instant::now() + Duration::from_secs(10);
+                while !done.load(Ordering::Acquire) && Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                done.load(Ordering::Acquire)
+            });
+            let me = sys::gettid_raw();
+            assert_eq!(
+                OWNER.load(Ordering::Acquire),
+                me,
+                "taken back after the park"
+            );
+            (lent, other)
+        });
+        other.join().unwrap();
+        assert!(
+            lent,
+            "the other thread never got the lock while its holder parked"
+        );
+        assert_eq!(OWNER.load(Ordering::Acquire), 0);
+    }
 }

@@ -213,7 +213,9 @@ impl Stripe {
             self.sleepers.fetch_add(1, Ordering::SeqCst);
             let serving = self.now_serving.load(Ordering::SeqCst);
             if serving != ticket {
-                futex_wait(&self.now_serving, serving, HANDOVER_CHECK_NS);
+                crate::descriptors::lent_while(|| {
+                    futex_wait(&self.now_serving, serving, HANDOVER_CHECK_NS)
+                });
             }
             self.sleepers.fetch_sub(1, Ordering::SeqCst);
         }

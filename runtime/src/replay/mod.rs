@@ -468,7 +468,9 @@ fn wait_until(r: &ReplayThread, ready: impl Fn() -> bool, parking: Parking<'_>) 
             let timeout = parking
                 .timeout_ns
                 .min(crate::handover::HANDOVER_AFTER_NS / 2);
-            sys::futex_wait(&me.futex, seen, timeout);
+            // Inside a call holding the descriptor lock (localtime's
+            // allocations), the thread waited for may need the lock.
+            crate::descriptors::lent_while(|| sys::futex_wait(&me.futex, seen, timeout));
         }
         if let Some(sleepers) = parking.sleepers {
             sleepers.fetch_sub(1, Ordering::SeqCst);
@@ -766,7 +768,7 @@ fn park_at_end(r: &ReplayThread) -> ! {
         .store(ThreadStatus::AtEnd as u32, Ordering::Release);
     loop {
         let seen = me.futex.load(Ordering::SeqCst);
-        sys::futex_wait(&me.futex, seen, PARK_TIMEOUT_NS * 10);
+        crate::descriptors::lent_while(|| sys::futex_wait(&me.futex, seen, PARK_TIMEOUT_NS * 10));
     }
 }
 
