@@ -82,7 +82,7 @@ pub fn run(args: RecordArgs) -> anyhow::Result<i32> {
     options.chaos = hunt.schedule_for_run(1);
     options.timeout = hunt.timeout();
     if let (Some(chaos), false) = (&options.chaos, args.quiet) {
-        eprintln!("rr-lite: chaos scheduling: {}", chaos.describe());
+        eprintln!("rr-lite: schedule: {}", chaos.describe());
     }
     let recording = match record(&options) {
         Ok(recording) => recording,
@@ -115,7 +115,7 @@ pub fn report(recording: &rr_lite_recorder::Recording) {
     }
     if let Some(chaos) = &h.chaos {
         eprintln!(
-            "rr-lite: the run's schedule came from chaos ({}); to try it again: rr-lite record {}",
+            "rr-lite: the run's schedule came from the runtime ({}); to try it again: rr-lite record {}",
             chaos.describe(),
             crate::until_failure::chaos_flags(chaos),
         );

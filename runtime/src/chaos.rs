@@ -21,6 +21,15 @@
 //!   to the highest-priority ready thread and waits to get it back. A bug of
 //!   depth d among n threads and k events is then found by one run with
 //!   probability at least 1/(n k^(d-1)).
+//! * `serial:SEED:SLICE` (`record --serialize`): the same turn as PCT,
+//!   without change points: threads take turns round robin, each running
+//!   1 to SLICE events (drawn from the seed, the thread and its turn
+//!   number) while others are ready, as a single-core recorder (rr) runs
+//!   them. Not a perturbation: a coarse schedule, so that threads sharing
+//!   data at fine grain record few turns on it, and replay waits few
+//!   times. Fast-path accesses (a stripe the thread kept since its
+//!   previous access to it: its own data) do not wait for the turn, so
+//!   threads still compute side by side.
 //! * `random:SEED`: no serialisation. Threads sleep 10 to 400 µs at random
 //!   events (one in 64 of a thread's first 1024 events, one in 65536 after)
 //!   and yield the processor at others (one in 256, then one in 8192).
@@ -72,6 +81,11 @@ const STEAL_AFTER_NS: u64 = 20_000_000;
 /// side by side, which may also let another thread's crash end the process
 /// between its real call and that call's event.
 const STEAL_RUNNABLE_AFTER_NS: u64 = 1_000_000_000;
+/// The same under the serial schedule, which wants no particular order,
+/// only coarse turns: a holder computing on its own data (the fast path
+/// takes no turn) or spinning there lets the others have the turn after a
+/// time slice.
+const STEAL_RUNNABLE_SERIAL_NS: u64 = 2_000_000;
 /// The same when the holder sleeps in the kernel outside the runtime.
 const STEAL_SLEEPER_AFTER_NS: u64 = 1_000_000;
 /// How long a waiter sleeps between looks at the holder.
@@ -84,6 +98,7 @@ const MAX_CHANGES: usize = 15;
 const OFF: u8 = 0;
 const PCT: u8 = 1;
 const RANDOM: u8 = 2;
+const SERIAL: u8 = 3;
 
 /// A thread's place in the schedule.
 const ABSENT: u32 = 0;
@@ -126,6 +141,12 @@ struct Slot {
     /// Events since the thread took the turn (PCT) or since it started
     /// (random). Only the thread itself touches it.
     events: AtomicU64,
+    /// Events the thread may run on this turn while others are ready
+    /// ([`turn_limit`]). Only the thread itself touches it (and
+    /// [`enter_ready`], before it runs).
+    limit: AtomicU64,
+    /// Turns the thread has taken (serial: draws its slices).
+    turns: AtomicU64,
     /// The thread's random generator (random). Only the thread touches it.
     rng: AtomicU64,
     /// Set while the thread waits in [`wait_for_turn`]: handed the turn, it
@@ -146,6 +167,8 @@ static SLOTS: [Slot; MAX_THREADS] = [const {
         state: AtomicU32::new(ABSENT),
         wake: AtomicU32::new(0),
         events: AtomicU64::new(0),
+        limit: AtomicU64::new(MAX_TURN_EVENTS),
+        turns: AtomicU64::new(0),
         rng: AtomicU64::new(0),
         waiting: AtomicBool::new(false),
         joins: AtomicU32::new(NOBODY),
@@ -156,6 +179,8 @@ static SLOTS: [Slot; MAX_THREADS] = [const {
 static STRATEGY: AtomicU8 = AtomicU8::new(OFF);
 static SEED: AtomicU64 = AtomicU64::new(0);
 static DEPTH: AtomicU64 = AtomicU64::new(1);
+/// Serial: the longest turn, in events.
+static SLICE: AtomicU64 = AtomicU64::new(MAX_TURN_EVENTS);
 static CHANGE_POINTS: [AtomicU64; MAX_CHANGES] = [const { AtomicU64::new(u64::MAX) }; MAX_CHANGES];
 static NEXT_CHANGE: AtomicUsize = AtomicUsize::new(0);
 /// Events so far in the run made while two threads or more were live
@@ -202,6 +227,13 @@ pub(crate) fn configure(value: Option<&[u8]>) {
             SEED.store(seed, Ordering::Relaxed);
             STRATEGY.store(RANDOM, Ordering::Release);
         }),
+        b"serial" => match (number(), number()) {
+            (Some(seed), Some(slice)) => {
+                configure_serial(seed, slice);
+                Some(())
+            }
+            _ => None,
+        },
         b"pct" => match (number(), number(), number()) {
             (Some(seed), Some(depth), Some(events)) => {
                 configure_pct(seed, depth, events);
@@ -213,7 +245,7 @@ pub(crate) fn configure(value: Option<&[u8]>) {
     };
     if ok.is_none() {
         crate::sys::warn(&[
-            b"RR_LITE_CHAOS must be pct:SEED:DEPTH:EVENTS or random:SEED, not '",
+            b"RR_LITE_CHAOS must be pct:SEED:DEPTH:EVENTS, serial:SEED:SLICE or random:SEED, not '",
             value,
             b"': recording without chaos",
         ]);
@@ -248,6 +280,26 @@ fn configure_pct(seed: u64, depth: u64, events: u64) {
     STRATEGY.store(PCT, Ordering::Release);
 }
 
+/// Serial turns of 1 to `slice` events, no change points.
+fn configure_serial(seed: u64, slice: u64) {
+    SLICE.store(slice.max(1), Ordering::Relaxed);
+    SEED.store(seed, Ordering::Relaxed);
+    STRATEGY.store(SERIAL, Ordering::Release);
+}
+
+/// The events thread `id` (slot `s`) may run on the turn it takes now
+/// while others are ready: PCT's spinner bound, or a serial slice drawn
+/// from the seed, the thread and its turn number (so the same seed gives
+/// the same slices on a program whose schedule it decides).
+fn turn_limit(id: u32, s: &Slot) -> u64 {
+    if strategy() != SERIAL {
+        return MAX_TURN_EVENTS;
+    }
+    let turn = s.turns.fetch_add(1, Ordering::Relaxed);
+    let draw = mix(SEED.load(Ordering::Relaxed) ^ mix((u64::from(id) << 40) ^ turn));
+    1 + draw % SLICE.load(Ordering::Relaxed)
+}
+
 /// At the process's exit: notes how many steps PCT counted, in the trace's
 /// `chaos-steps` (the recorder's estimate for the next run).
 pub(crate) fn note_steps() {
@@ -265,9 +317,15 @@ pub(crate) fn note_steps() {
     });
 }
 
-/// PCT is on: one thread at a time runs instrumented code.
+/// PCT or serial is on: one thread at a time runs instrumented code
+/// (holding the turn).
 pub(crate) fn serialises() -> bool {
-    strategy() == PCT
+    matches!(strategy(), PCT | SERIAL)
+}
+
+/// Whether the schedule is perturbed (PCT or random): fine turns wanted.
+pub(crate) fn perturbs() -> bool {
+    matches!(strategy(), PCT | RANDOM)
 }
 
 /// Whether chaos scheduling is on (record mode, `RR_LITE_CHAOS` set).
@@ -290,9 +348,9 @@ fn scheduled_slot(id: u32) -> Option<&'static Slot> {
     pct_slot(id).filter(|s| s.state.load(Ordering::Relaxed) != ABSENT)
 }
 
-/// `id`'s slot when PCT schedules.
+/// `id`'s slot when the turn schedules (PCT or serial).
 fn pct_slot(id: u32) -> Option<&'static Slot> {
-    (strategy() == PCT).then(|| slot(id)).flatten()
+    serialises().then(|| slot(id)).flatten()
 }
 
 /// The scheduler lock: a spin lock (held for a scan of the thread table at
@@ -321,7 +379,7 @@ fn locked<R>(f: impl FnOnce() -> R) -> R {
 /// next event already competes with it (the child's own start comes later,
 /// at a moment the kernel chooses).
 pub(crate) fn thread_created(id: u32) {
-    if strategy() == PCT {
+    if serialises() {
         if let Some(s) = slot(id) {
             s.starting.store(true, Ordering::Release);
         }
@@ -339,6 +397,7 @@ fn enter_ready(id: u32) {
     let priority = INITIAL_BASE + (mix(SEED.load(Ordering::Relaxed) ^ mix(u64::from(id))) >> 24);
     s.priority.store(priority, Ordering::Relaxed);
     s.events.store(0, Ordering::Relaxed);
+    s.limit.store(turn_limit(id, s), Ordering::Relaxed);
     THREADS.fetch_max(id + 1, Ordering::Relaxed);
     LIVE.fetch_add(1, Ordering::Relaxed);
     s.state.store(READY, Ordering::Relaxed);
@@ -354,7 +413,7 @@ fn enter_ready(id: u32) {
 pub(crate) fn thread_started(id: u32) {
     let Some(s) = slot(id) else { return };
     match strategy() {
-        PCT => locked(|| enter_ready(id)),
+        PCT | SERIAL => locked(|| enter_ready(id)),
         RANDOM => {
             s.rng.store(
                 mix(SEED.load(Ordering::Relaxed) ^ mix(u64::from(id))),
@@ -475,8 +534,42 @@ pub(crate) fn is_step(addr: u64) -> bool {
 pub(crate) fn before_event(id: u32, step: bool) {
     match strategy() {
         OFF => {}
-        PCT => pct_event(id, step),
+        PCT | SERIAL => pct_event(id, step),
         _ => random_event(id),
+    }
+}
+
+/// Serial: whether thread `id` may take a new stripe now without waiting
+/// for the turn (it holds the turn, its slice is not over or nobody else is
+/// ready), counting the event if so. Under the recording quantum a plain
+/// access takes a stripe without passing [`before_event`]; it calls this
+/// first, and [`before_event`] (holding nothing) when it says no.
+#[inline]
+pub(crate) fn keeps_turn(id: u32) -> bool {
+    let Some(s) = slot(id) else { return true };
+    if s.state.load(Ordering::Relaxed) == ABSENT {
+        return true;
+    }
+    let events = s.events.load(Ordering::Relaxed) + 1;
+    let best_ready = BEST_READY.load(Ordering::Acquire);
+    let keeps = TURN.load(Ordering::Acquire) == id
+        && best_ready <= s.priority.load(Ordering::Relaxed)
+        && (events < s.limit.load(Ordering::Relaxed) || best_ready == 0);
+    if keeps {
+        s.events.store(events, Ordering::Relaxed);
+    }
+    keeps
+}
+
+/// Serial: thread `id`, holding no stripe, spins (reads one stripe again
+/// and again, `RecordThread::spins_on_kept`): it goes to the back of the
+/// round and waits for its next turn, since what it waits for needs
+/// another thread to run. (Its slice would otherwise go by in polls, each
+/// logged.)
+pub(crate) fn spinning(id: u32) {
+    let Some(s) = scheduled_slot(id) else { return };
+    if strategy() == SERIAL && BEST_READY.load(Ordering::Acquire) != 0 {
+        give_way(id, s, true);
     }
 }
 
@@ -502,13 +595,14 @@ fn pct_event(id: u32, step: bool) {
     let events = s.events.load(Ordering::Relaxed) + 1;
     s.events.store(events, Ordering::Relaxed);
     let best_ready = BEST_READY.load(Ordering::Acquire);
+    let limit = s.limit.load(Ordering::Relaxed);
     if TURN.load(Ordering::Acquire) == id
         && best_ready <= s.priority.load(Ordering::Relaxed)
-        && (events < MAX_TURN_EVENTS || best_ready == 0)
+        && (events < limit || best_ready == 0)
     {
         return;
     }
-    give_way(id, s, events >= MAX_TURN_EVENTS);
+    give_way(id, s, events >= limit);
 }
 
 /// The `change`-th change point (from 0) is reached: the running thread's
@@ -547,6 +641,7 @@ fn give_way(id: u32, s: &Slot, demote: bool) {
     });
     wait_for_turn(id, s);
     s.events.store(0, Ordering::Relaxed);
+    s.limit.store(turn_limit(id, s), Ordering::Relaxed);
 }
 
 /// PCT: the lock this thread (holding the turn) wants is held by another.
@@ -581,7 +676,7 @@ pub(crate) fn wait_for_lock(id: u32) -> bool {
 /// A lock (mutex, rwlock, spin lock, semaphore) was released: the threads
 /// waiting for one are ready again.
 pub(crate) fn lock_released() {
-    if strategy() == PCT && LOCK_WAITERS.load(Ordering::Relaxed) != 0 {
+    if serialises() && LOCK_WAITERS.load(Ordering::Relaxed) != 0 {
         locked(|| {
             wake_lock_waiters();
             update_best_ready();
@@ -669,7 +764,12 @@ fn taken_before_woken(id: u32, s: &Slot) {
 /// the turn).
 fn holder_is_stuck(quiet: u64) -> bool {
     let holder = TURN.load(Ordering::Acquire);
-    if holder == NOBODY || quiet >= STEAL_RUNNABLE_AFTER_NS {
+    let runnable_bound = if strategy() == SERIAL {
+        STEAL_RUNNABLE_SERIAL_NS
+    } else {
+        STEAL_RUNNABLE_AFTER_NS
+    };
+    if holder == NOBODY || quiet >= runnable_bound {
         return true;
     }
     let coming = slot(holder)

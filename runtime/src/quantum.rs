@@ -61,9 +61,11 @@ pub(crate) fn get() -> u32 {
 }
 
 /// Reads `RR_LITE_QUANTUM` (record mode, at start-up). Chaos scheduling
-/// wants fine-grained turns, so it turns the quantum off.
+/// wants fine-grained turns, so it turns the quantum off; the serial
+/// schedule keeps it (coarse turns are its point, and without it every
+/// access would take a lock: `lu 500 1` recorded in 4.0 s instead of 1.7).
 pub(crate) fn configure(value: Option<&[u8]>) {
-    if crate::chaos::enabled() {
+    if crate::chaos::perturbs() {
         return;
     }
     let parsed = value.filter(|v| !v.is_empty()).map(|v| {

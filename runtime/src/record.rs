@@ -31,6 +31,9 @@ const MAX_NESTED: usize = 8;
 const SPIN_READS: u32 = 4;
 /// `RecordThread::polled` when no stripe is being counted.
 const NOT_POLLED: u32 = u32::MAX;
+/// Serial schedule: fast-path reads of one held stripe in a row taken for
+/// polling (`RecordThread::spins_serially`).
+const SERIAL_SPIN_READS: u32 = 64;
 
 /// What record mode keeps for one thread. Only the owning thread touches it
 /// (it lives in that thread's `ThreadState`; `Cell` fields make it `!Sync`).
@@ -58,6 +61,9 @@ pub(crate) struct RecordThread {
     /// and how many times in a row (`Self::spins_on_kept`).
     polled: Cell<u32>,
     polls: Cell<u32>,
+    /// Serial schedule only: fast-path reads of the held stripe in a row
+    /// (a thread polling a flag it holds; see [`SERIAL_SPIN_READS`]).
+    same_reads: Cell<u32>,
     /// Stripe + 1 of the last access while that was a read of a
     /// read-shared stripe without its lock (0 otherwise), as published
     /// (`handover::start_reading`).
@@ -104,6 +110,7 @@ impl RecordThread {
             held_since: Cell::new(0),
             held_private: Cell::new(false),
             polled: Cell::new(NOT_POLLED),
+            same_reads: Cell::new(0),
             polls: Cell::new(0),
             held_share: Cell::new(false),
             reading: Cell::new(0),
@@ -276,6 +283,9 @@ impl RecordThread {
         let me = self.id.get();
         let held = self.held_one.get();
         let held_expired = now.wrapping_sub(self.held_since.get()) >= quantum;
+        if crate::chaos::serialises() && self.spins_serially(held == stripe && !writes) {
+            return false;
+        }
         if held == stripe {
             // `retire_held` would keep it for the next access.
             if !held_expired || !StripeSet::reusable(stripe, me) {
@@ -312,6 +322,22 @@ impl RecordThread {
         }
         self.held_since.set(now.wrapping_sub(quantum));
         true
+    }
+
+    /// Serial schedule: counts a fast-path access (`same_read`: a read of
+    /// the stripe held from the last access); true once the thread has
+    /// read one stripe [`SERIAL_SPIN_READS`] times in a row, which then
+    /// takes the general path ([`Self::hold_access`] gives the turn away).
+    /// A loop walking its data moves to the next stripe every few accesses.
+    #[cold]
+    fn spins_serially(&self, same_read: bool) -> bool {
+        let n = if same_read {
+            self.same_reads.get() + 1
+        } else {
+            0
+        };
+        self.same_reads.set(n);
+        n >= SERIAL_SPIN_READS
     }
 
     /// Whether the quantum applies now: on, and outside the calls that
@@ -396,6 +422,13 @@ impl RecordThread {
         };
         let now = self.kept.tick();
         let me = self.id.get();
+        if self.same_reads.get() >= SERIAL_SPIN_READS {
+            // Serial: polling what it holds, the thread waits for another,
+            // which needs the turn.
+            self.same_reads.set(0);
+            self.release_held();
+            crate::chaos::spinning(me);
+        }
         let single = set.single();
         // (`retire_held` reuses only a single stripe.)
         if self.retire_held(now, quantum, single)
@@ -407,12 +440,18 @@ impl RecordThread {
         if let Some(stripe) = single
             && let Some(since) = self.kept.take(stripe)
         {
+            let spins = || self.spins_on_kept(stripe, writes);
             if !StripeSet::still_held(stripe, me) {
                 self.catch_up_after_takeover();
-            } else if self.spins_on_kept(stripe, writes) && !StripeSet::reusable(stripe, me) {
+            } else if spins() && (crate::chaos::serialises() || !StripeSet::reusable(stripe, me)) {
                 // It goes back too, and this thread takes its turn after
-                // the thread that waits for it.
+                // the thread that waits for it (serial: after the others,
+                // whose turn it is, since it waits for one of them).
                 self.release_set(StripeSet::of_stripe(stripe));
+                if crate::chaos::serialises() {
+                    self.release_kept();
+                    crate::chaos::spinning(me);
+                }
             } else {
                 if writes {
                     StripeSet::note_write(stripe);
@@ -432,6 +471,12 @@ impl RecordThread {
             // Another thread waits for it, or took it over while this one
             // slept: it goes back, and this thread takes its turn.
             self.release_set(StripeSet::of_stripe(stripe));
+        }
+        if crate::chaos::serialises() && !crate::chaos::keeps_turn(me) {
+            // The serial schedule (`record --serialize`): a new stripe only
+            // on the thread's turn, waited for holding nothing.
+            self.release_kept();
+            crate::chaos::before_event(me, true);
         }
         if (self.kept.is_empty() && self.recent.is_empty()) || !set.try_lock_single(me) {
             // Wait holding nothing: no thread waits for stripes a waiting

@@ -56,12 +56,17 @@ pub enum ChaosSchedule {
     Pct { seed: u64, depth: u32, events: u64 },
     /// Random delays and yields.
     Random { seed: u64 },
+    /// `record --serialize`: one thread at a time, round robin, turns of 1
+    /// to `slice` events drawn from the seed.
+    Serial { seed: u64, slice: u64 },
 }
 
 impl ChaosSchedule {
     pub fn seed(&self) -> u64 {
         match *self {
-            ChaosSchedule::Pct { seed, .. } | ChaosSchedule::Random { seed } => seed,
+            ChaosSchedule::Pct { seed, .. }
+            | ChaosSchedule::Random { seed }
+            | ChaosSchedule::Serial { seed, .. } => seed,
         }
     }
 
@@ -74,6 +79,7 @@ impl ChaosSchedule {
                 events,
             },
             ChaosSchedule::Random { .. } => ChaosSchedule::Random { seed },
+            ChaosSchedule::Serial { slice, .. } => ChaosSchedule::Serial { seed, slice },
         }
     }
 
@@ -86,6 +92,7 @@ impl ChaosSchedule {
                 events,
             } => format!("pct:{seed}:{depth}:{events}"),
             ChaosSchedule::Random { seed } => format!("random:{seed}"),
+            ChaosSchedule::Serial { seed, slice } => format!("serial:{seed}:{slice}"),
         }
     }
 
@@ -98,6 +105,9 @@ impl ChaosSchedule {
                 events,
             } => format!("pct, seed {seed}, depth {depth}, ~{events} events"),
             ChaosSchedule::Random { seed } => format!("random, seed {seed}"),
+            ChaosSchedule::Serial { seed, slice } => {
+                format!("serial, turns of up to {slice} events, seed {seed}")
+            }
         }
     }
 }

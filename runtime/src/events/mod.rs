@@ -447,6 +447,11 @@ pub(crate) fn log_keeping_stripe<R>(
 /// each at replay). None: not recording under the quantum; the caller
 /// takes the usual path.
 pub(crate) fn record_spin_lock(addr: u64, site: u64, try_lock: impl Fn() -> i32) -> Option<i32> {
+    if crate::chaos::serialises() {
+        // The turn's own lock handling (`attempt_under_pct`): a spinner
+        // holding the turn would keep the holder from its unlock.
+        return None;
+    }
     let set = stripe_to_keep(addr, 0)?;
     on_tracked_thread(|t| {
         let mut tries = 0u32;
