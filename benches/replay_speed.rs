@@ -38,6 +38,8 @@
 //! the fixed cost of starting a replay from the cost per event), and the
 //! recording quantum (shared_index, racy_share, an atomic ring buffer and
 //! a spin lock recorded with `--quantum 0` and with record's default),
+//! serial recording (`serial`: `record --serialize` against the default at
+//! real sizes, sharing-heavy workloads and two that compute side by side),
 //! and the cost of one
 //! dependency alone (`handover`: two threads taking turns at almost every
 //! event, replayed spread over the CPUs and on one CPU).
@@ -159,13 +161,16 @@ struct Case {
     modes: Vec<Mode>,
     /// `record --quantum` (None: record's default).
     quantum: Option<u32>,
+    /// `record --serialize` (with its default slice).
+    serial: bool,
 }
 
 impl Case {
     fn label(&self) -> String {
         let args: Vec<String> = self.args.iter().map(u64::to_string).collect();
         let quantum = self.quantum.map(|q| format!("-q{q}")).unwrap_or_default();
-        format!("{}-{}{quantum}", self.workload, args.join("-"))
+        let serial = if self.serial { "-serial" } else { "" };
+        format!("{}-{}{quantum}{serial}", self.workload, args.join("-"))
     }
 
     /// `record`'s options for this case.
@@ -176,9 +181,14 @@ impl Case {
     }
 
     fn record_options(&self) -> Vec<String> {
-        self.quantum
+        let mut options: Vec<String> = self
+            .quantum
             .map(|q| vec!["--quantum".to_owned(), q.to_string()])
-            .unwrap_or_default()
+            .unwrap_or_default();
+        if self.serial {
+            options.push("--serialize".to_owned());
+        }
+        options
     }
 }
 
@@ -205,7 +215,7 @@ fn add_case_with_quantum(
 ) {
     if let Some(c) = cases
         .iter_mut()
-        .find(|c| c.workload == workload && c.args == args && c.quantum == quantum)
+        .find(|c| c.workload == workload && c.args == args && c.quantum == quantum && !c.serial)
     {
         c.series.push(series);
         c.modes.extend_from_slice(modes);
@@ -219,6 +229,7 @@ fn add_case_with_quantum(
         series: vec![series],
         modes: modes.to_vec(),
         quantum,
+        serial: false,
     });
 }
 
@@ -337,6 +348,30 @@ fn small_cases() -> Vec<Case> {
                 &[Instrumented, Record, Parallel, Sequential],
             );
         }
+    }
+    // Serial recording (`record --serialize`) against record's default at
+    // real sizes: where threads share at fine grain (shared index, random
+    // shared slots, racy counters through locks, an atomic ring, a spin
+    // lock) and where they compute side by side (its cost).
+    for (workload, args) in [
+        ("shared_index", &[3_000_000, 4][..]),
+        ("racy_share", &[8_000_000, 4, 100]),
+        ("transfers", &[2_000_000, 4]),
+        ("ring", &[300_000, 1]),
+        ("spinlock", &[200_000, 4]),
+        ("lu", &[500, 4]),
+        ("fft", &[19, 4, 2]),
+    ] {
+        let modes = [Instrumented, Record, Parallel, Sequential];
+        add_case(&mut cases, workload, args, "serial", &modes);
+        cases.push(Case {
+            workload,
+            args: args.to_vec(),
+            series: vec!["serial"],
+            modes: modes.to_vec(),
+            quantum: None,
+            serial: true,
+        });
     }
     for size in [3000u64, 24000] {
         add_case(
@@ -880,6 +915,7 @@ fn write_results(
                 "args": p.case.args,
                 "series": p.case.series,
                 "quantum": p.case.quantum,
+                "serial": p.case.serial,
                 "modes": p.case.modes.iter().map(|m| m.name()).collect::<Vec<_>>(),
                 "ok_modes": p.ok.iter().map(|m| m.name()).collect::<Vec<_>>(),
                 "info": p.info,

@@ -292,6 +292,28 @@ def quantum_table(r):
     print()
 
 
+def serial_table(r):
+    cases = sorted(r.series("serial"), key=lambda c: (c["workload"], bool(c.get("serial"))))
+    if not cases:
+        return
+    print("## Serial recording (`record --serialize` against record's default)\n")
+    print(
+        "| workload | args | recorded | events | waits | instrumented ms | record ms | parallel ms "
+        "| sequential ms | record / instrumented | parallel / instrumented | sequential / parallel |"
+    )
+    print("|" + "---|" * 12)
+    for c in cases:
+        ti, tr, tp, ts = (r.time(c, m) for m in ("instrumented", "record", "parallel", "sequential"))
+        how = "serial" if c.get("serial") else "default"
+        print(
+            f"| {c['workload']} | {' '.join(map(str, c['args']))} | {how} "
+            f"| {events(c)} | {c['split'].get('waits', 0)} | {fmt_ms(ti)} | {fmt_ms(tr)} "
+            f"| {fmt_ms(tp)} | {fmt_ms(ts)} | {fmt_ratio(ratio(tr, ti))} "
+            f"| {fmt_ratio(ratio(tp, ti))} | {fmt_ratio(ratio(ts, tp))} |"
+        )
+    print()
+
+
 def size_table(r):
     cases = sorted(r.series("size"), key=events)
     if len(cases) < 2:
@@ -421,6 +443,7 @@ def main():
     scaling_table(r, "sharing", "Parallel replay against sharing ratio (racy_share, 4 threads)",
                   "shared per mille", lambda c: c["args"][2])
     quantum_table(r)
+    serial_table(r)
     handover_table(r)
     size_table(r)
     splitter_table(r)

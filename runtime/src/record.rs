@@ -422,12 +422,16 @@ impl RecordThread {
         };
         let now = self.kept.tick();
         let me = self.id.get();
-        if self.same_reads.get() >= SERIAL_SPIN_READS {
-            // Serial: polling what it holds, the thread waits for another,
-            // which needs the turn.
-            self.same_reads.set(0);
-            self.release_held();
-            crate::chaos::spinning(me);
+        if crate::chaos::serialises() {
+            // Serial: polling what it holds (a plain flag on the fast path,
+            // an atomic here), the thread waits for another, which needs
+            // the turn.
+            let same_read = !writes && set.single() == Some(self.held_one.get());
+            if self.spins_serially(same_read) {
+                self.same_reads.set(0);
+                self.release_held();
+                crate::chaos::spinning(me);
+            }
         }
         let single = set.single();
         // (`retire_held` reuses only a single stripe.)
