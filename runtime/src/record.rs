@@ -64,6 +64,9 @@ pub(crate) struct RecordThread {
     /// Serial schedule only: fast-path reads of the held stripe in a row
     /// (a thread polling a flag it holds; see [`SERIAL_SPIN_READS`]).
     same_reads: Cell<u32>,
+    /// The serial schedule is on (`record --serialize`): read from the
+    /// thread's own line on the fast path rather than from the global.
+    serial: Cell<bool>,
     /// Stripe + 1 of the last access while that was a read of a
     /// read-shared stripe without its lock (0 otherwise), as published
     /// (`handover::start_reading`).
@@ -111,6 +114,7 @@ impl RecordThread {
             held_private: Cell::new(false),
             polled: Cell::new(NOT_POLLED),
             same_reads: Cell::new(0),
+            serial: Cell::new(false),
             polls: Cell::new(0),
             held_share: Cell::new(false),
             reading: Cell::new(0),
@@ -130,6 +134,7 @@ impl RecordThread {
     /// Sets the thread's logical id (at registration).
     pub(crate) fn set_id(&self, id: u32) {
         self.id.set(id);
+        self.serial.set(crate::chaos::serialises());
     }
 
     /// Runs `op`, a real call made while holding stripes on purpose, with
@@ -283,7 +288,7 @@ impl RecordThread {
         let me = self.id.get();
         let held = self.held_one.get();
         let held_expired = now.wrapping_sub(self.held_since.get()) >= quantum;
-        if crate::chaos::serialises() && self.spins_serially(held == stripe && !writes) {
+        if self.serial.get() && self.spins_serially(held == stripe && !writes) {
             return false;
         }
         if held == stripe {
@@ -422,7 +427,7 @@ impl RecordThread {
         };
         let now = self.kept.tick();
         let me = self.id.get();
-        if crate::chaos::serialises() {
+        if self.serial.get() {
             // Serial: polling what it holds (a plain flag on the fast path,
             // an atomic here), the thread waits for another, which needs
             // the turn.
@@ -476,7 +481,7 @@ impl RecordThread {
             // slept: it goes back, and this thread takes its turn.
             self.release_set(StripeSet::of_stripe(stripe));
         }
-        if crate::chaos::serialises() && !crate::chaos::keeps_turn(me) {
+        if self.serial.get() && !crate::chaos::keeps_turn(me) {
             // The serial schedule (`record --serialize`): a new stripe only
             // on the thread's turn, waited for holding nothing.
             self.release_kept();
