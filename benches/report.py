@@ -271,48 +271,42 @@ def handover_table(r):
         print()
 
 
-def quantum_table(r):
-    cases = sorted(r.series("quantum"), key=lambda c: (c["workload"], c.get("quantum") is None))
+def recording_table(r, cases, title, how_header, how):
+    """One row per case: how it was recorded (`how(case)`), its waits and
+    the times of its recording and replays against the instrumented run."""
     if not cases:
         return
-    print("## The recording quantum (`record --quantum 0` against record's default)\n")
+    print(f"## {title}\n")
     print(
-        "| workload | args | quantum | events | waits | instrumented ms | record ms | parallel ms "
-        "| sequential ms | parallel / instrumented | sequential / parallel |"
-    )
-    print("|" + "---|" * 11)
-    for c in cases:
-        ti, tr, tp, ts = (r.time(c, m) for m in ("instrumented", "record", "parallel", "sequential"))
-        q = c.get("quantum")
-        print(
-            f"| {c['workload']} | {' '.join(map(str, c['args']))} | {'default' if q is None else q} "
-            f"| {events(c)} | {c['split'].get('waits', 0)} | {fmt_ms(ti)} | {fmt_ms(tr)} "
-            f"| {fmt_ms(tp)} | {fmt_ms(ts)} | {fmt_ratio(ratio(tp, ti))} | {fmt_ratio(ratio(ts, tp))} |"
-        )
-    print()
-
-
-def serial_table(r):
-    cases = sorted(r.series("serial"), key=lambda c: (c["workload"], bool(c.get("serial"))))
-    if not cases:
-        return
-    print("## Serial recording (`record --serialize` against record's default)\n")
-    print(
-        "| workload | args | recorded | events | waits | instrumented ms | record ms | parallel ms "
-        "| sequential ms | record / instrumented | parallel / instrumented | sequential / parallel |"
+        f"| workload | args | {how_header} | events | waits | instrumented ms | record ms "
+        "| parallel ms | sequential ms | record / instrumented | parallel / instrumented "
+        "| sequential / parallel |"
     )
     print("|" + "---|" * 12)
     for c in cases:
-        # (A default case shared with the `stages` series has counted record runs only.)
+        # (A case shared with the `stages` series has counted record runs only.)
         ti, tr, tp, ts = (r.time_any(c, m) for m in ("instrumented", "record", "parallel", "sequential"))
-        how = "serial" if c.get("serial") else "default"
         print(
-            f"| {c['workload']} | {' '.join(map(str, c['args']))} | {how} "
+            f"| {c['workload']} | {' '.join(map(str, c['args']))} | {how(c)} "
             f"| {events(c)} | {c['split'].get('waits', 0)} | {fmt_ms(ti)} | {fmt_ms(tr)} "
             f"| {fmt_ms(tp)} | {fmt_ms(ts)} | {fmt_ratio(ratio(tr, ti))} "
             f"| {fmt_ratio(ratio(tp, ti))} | {fmt_ratio(ratio(ts, tp))} |"
         )
     print()
+
+
+def quantum_table(r):
+    cases = sorted(r.series("quantum"), key=lambda c: (c["workload"], c.get("quantum") is None))
+    title = "The recording quantum (`record --quantum 0` against record's default)"
+    how = lambda c: "default" if c.get("quantum") is None else c.get("quantum")  # noqa: E731
+    recording_table(r, cases, title, "quantum", how)
+
+
+def serial_table(r):
+    cases = sorted(r.series("serial"), key=lambda c: (c["workload"], bool(c.get("serial"))))
+    title = "Serial recording (`record --serialize` against record's default)"
+    how = lambda c: "serial" if c.get("serial") else "default"  # noqa: E731
+    recording_table(r, cases, title, "recorded", how)
 
 
 def size_table(r):
