@@ -127,17 +127,18 @@ fn print_summary(s: &SplitStats, trace: &TraceDir) {
     );
     if many_waits(s) {
         println!(
-            "  {} waits per 1000 events: replay pays for each. If the bug is not a \
-             fine-grained race, a longer quantum (`rr-lite record --quantum N`, 512 by \
-             default; not with --chaos, which turns it off) records fewer thread \
-             switches on shared data (see `rr-lite record --help`).",
-            s.waits * 1000 / s.entries.max(1)
+            "  {:.1} waits per 1000 events: replay pays for each (about a microsecond). If \
+             the bug is not a fine-grained race, `rr-lite record --serialize` records the \
+             threads taking turns on shared data, with far fewer waits (see `rr-lite record \
+             --help`).",
+            s.waits as f64 * 1000.0 / s.entries.max(1) as f64
         );
     }
 }
 
 /// Whether a trace's replay will be dominated by its waits: at least one
-/// per 50 events, on a trace big enough for it to show.
+/// per 200 events (a wait costs about a microsecond, an event a few
+/// nanoseconds), on a trace big enough for it to show.
 fn many_waits(s: &SplitStats) -> bool {
-    s.entries >= 100_000 && s.waits * 50 >= s.entries
+    s.entries >= 100_000 && s.waits * 200 >= s.entries
 }
