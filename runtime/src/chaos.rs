@@ -323,6 +323,11 @@ pub(crate) fn serialises() -> bool {
     matches!(strategy(), PCT | SERIAL)
 }
 
+/// Whether the serial schedule is on (`record --serialize`).
+pub(crate) fn serial() -> bool {
+    strategy() == SERIAL
+}
+
 /// Whether the schedule is perturbed (PCT or random): fine turns wanted.
 pub(crate) fn perturbs() -> bool {
     matches!(strategy(), PCT | RANDOM)

@@ -134,7 +134,7 @@ impl RecordThread {
     /// Sets the thread's logical id (at registration).
     pub(crate) fn set_id(&self, id: u32) {
         self.id.set(id);
-        self.serial.set(crate::chaos::serialises());
+        self.serial.set(crate::chaos::serial());
     }
 
     /// Runs `op`, a real call made while holding stripes on purpose, with
@@ -452,12 +452,12 @@ impl RecordThread {
             let spins = || self.spins_on_kept(stripe, writes);
             if !StripeSet::still_held(stripe, me) {
                 self.catch_up_after_takeover();
-            } else if spins() && (crate::chaos::serialises() || !StripeSet::reusable(stripe, me)) {
+            } else if spins() && (self.serial.get() || !StripeSet::reusable(stripe, me)) {
                 // It goes back too, and this thread takes its turn after
                 // the thread that waits for it (serial: after the others,
                 // whose turn it is, since it waits for one of them).
                 self.release_set(StripeSet::of_stripe(stripe));
-                if crate::chaos::serialises() {
+                if self.serial.get() {
                     self.release_kept();
                     crate::chaos::spinning(me);
                 }
