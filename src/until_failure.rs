@@ -48,7 +48,7 @@ pub struct HuntArgs {
     /// indices, handoffs): the recorded schedule then changes hands on
     /// shared data once per turn instead of every few accesses, so replay
     /// waits far less (`rr-lite split --json` counts the waits: a shared
-    /// index four threads bump, 126 k waits by default, 530 this way;
+    /// index four threads bump, 108 k waits by default, 268 this way;
     /// replay 4x faster). Recording costs up to 2x more where threads
     /// compute side by side, and races that need a switch between two
     /// close accesses show less often (--chaos is for those).

@@ -556,14 +556,22 @@ pub(crate) fn keeps_turn(id: u32) -> bool {
         return true;
     }
     let events = s.events.load(Ordering::Relaxed) + 1;
-    let best_ready = BEST_READY.load(Ordering::Acquire);
-    let keeps = TURN.load(Ordering::Acquire) == id
-        && best_ready <= s.priority.load(Ordering::Relaxed)
-        && (events < s.limit.load(Ordering::Relaxed) || best_ready == 0);
+    let keeps = may_go_on(id, s, events);
     if keeps {
         s.events.store(events, Ordering::Relaxed);
     }
     keeps
+}
+
+/// Whether thread `id` (slot `s`), at its `events`-th event of this turn,
+/// goes on without giving way: it holds the turn, no ready thread ranks
+/// above it, and its turn's events are not used up while others are ready.
+#[inline]
+fn may_go_on(id: u32, s: &Slot, events: u64) -> bool {
+    let best_ready = BEST_READY.load(Ordering::Acquire);
+    TURN.load(Ordering::Acquire) == id
+        && best_ready <= s.priority.load(Ordering::Relaxed)
+        && (events < s.limit.load(Ordering::Relaxed) || best_ready == 0)
 }
 
 /// Serial: thread `id`, holding no stripe, spins (reads one stripe again
@@ -599,15 +607,10 @@ fn pct_event(id: u32, step: bool) {
     }
     let events = s.events.load(Ordering::Relaxed) + 1;
     s.events.store(events, Ordering::Relaxed);
-    let best_ready = BEST_READY.load(Ordering::Acquire);
-    let limit = s.limit.load(Ordering::Relaxed);
-    if TURN.load(Ordering::Acquire) == id
-        && best_ready <= s.priority.load(Ordering::Relaxed)
-        && (events < limit || best_ready == 0)
-    {
+    if may_go_on(id, s, events) {
         return;
     }
-    give_way(id, s, events >= limit);
+    give_way(id, s, events >= s.limit.load(Ordering::Relaxed));
 }
 
 /// The `change`-th change point (from 0) is reached: the running thread's

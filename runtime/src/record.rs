@@ -427,18 +427,16 @@ impl RecordThread {
         };
         let now = self.kept.tick();
         let me = self.id.get();
-        if self.serial.get() {
+        let single = set.single();
+        if self.serial.get() && self.spins_serially(!writes && single == Some(self.held_one.get()))
+        {
             // Serial: polling what it holds (a plain flag on the fast path,
             // an atomic here), the thread waits for another, which needs
             // the turn.
-            let same_read = !writes && set.single() == Some(self.held_one.get());
-            if self.spins_serially(same_read) {
-                self.same_reads.set(0);
-                self.release_held();
-                crate::chaos::spinning(me);
-            }
+            self.same_reads.set(0);
+            self.release_held();
+            crate::chaos::spinning(me);
         }
-        let single = set.single();
         // (`retire_held` reuses only a single stripe.)
         if self.retire_held(now, quantum, single)
             && let Some(stripe) = single
