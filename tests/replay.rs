@@ -225,6 +225,80 @@ fn barrier_serial_thread_replays() {
     check_nondeterministic("replay_barrier", &[]);
 }
 
+/// A barrier per step, as SPLASH's kernels have: every distinct recording
+/// replays in every mode, and the split orders the barrier as it works
+/// (splitter/src/barrier.rs): no arrival waits for another, and every
+/// departure waits for arrivals of its own round only, also one that a
+/// thread descheduled on its way out logged after the others' next
+/// arrivals (literally read, it waited for those: a whole step).
+#[test]
+fn barrier_steps_replay_and_departures_wait_for_their_round_only() {
+    let exe = build("replay_barrier_steps");
+    let distinct = record_distinct(&exe, &[], &|s| s == 0, &|d| d.len() >= 2);
+    assert!(
+        distinct.len() >= 2,
+        "one outcome in {MAX_RECORDINGS} recordings"
+    );
+    let mut late_departures = 0;
+    for rec in &distinct {
+        replay_all_modes(rec);
+        late_departures += check_barrier_pairs(rec);
+    }
+    assert!(
+        late_departures > 0,
+        "no departure was logged after a later round's arrival: nothing tested"
+    );
+}
+
+/// Checks the kept pairs at the barrier events of `rec` (see above);
+/// returns how many departures were logged after a later round's arrival.
+fn check_barrier_pairs(rec: &Recorded) -> usize {
+    // Each thread's rounds: an arrival and its departure share one.
+    let (mut round, mut kinds) = (
+        std::collections::HashMap::new(),
+        std::collections::HashMap::new(),
+    );
+    let (mut latest_arrival, mut late) = (0u64, 0);
+    for e in rec.events() {
+        let at = (e.thread as u64, e.index);
+        let r = round.entry(e.thread).or_insert(0u64);
+        match e.kind.as_str() {
+            "barrier-arrive" => {
+                latest_arrival = latest_arrival.max(*r);
+                kinds.insert(at, ("arrive", *r));
+            }
+            "barrier-depart" => {
+                late += usize::from(latest_arrival > *r);
+                kinds.insert(at, ("depart", *r));
+                *r += 1;
+            }
+            _ => {}
+        }
+    }
+    let out = rr_command()
+        .args(["graph", "--json"])
+        .arg(&rec.trace)
+        .output()
+        .expect("run rr-lite graph");
+    assert!(out.status.success(), "{}", describe("graph", &out));
+    let graph: Value = serde_json::from_slice(&out.stdout).expect("graph --json");
+    let end = |e: &Value| (e["thread"].as_u64().unwrap(), e["index"].as_u64().unwrap());
+    for edge in graph["edges"].as_array().expect("edges") {
+        let (from, to) = (end(&edge["from"]), end(&edge["to"]));
+        match (kinds.get(&from), kinds.get(&to)) {
+            (Some(("arrive", _)), Some(("arrive", _))) => {
+                panic!("arrival {from:?} orders arrival {to:?}: {edge}")
+            }
+            (Some(&("arrive", a)), Some(&("depart", d))) => assert_eq!(
+                a, d,
+                "departure {to:?} of round {d} waits for arrival {from:?} of round {a}"
+            ),
+            _ => {}
+        }
+    }
+    late
+}
+
 #[test]
 fn trylock_first_to_finish_replays() {
     check_nondeterministic("replay_trylock", &[]);

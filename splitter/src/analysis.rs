@@ -3,8 +3,11 @@
 //! while everything about them is known. Memory is the finder's per-granule
 //! state, the vector clocks' history and the kept pairs; never the log.
 
-use rr_lite_trace::{ACCESS_HASH_SEED, EventKind, RecordedEvent, fold_access_hash};
+use std::ops::RangeInclusive;
 
+use rr_lite_trace::{ACCESS_HASH_SEED, Access, EventKind, RecordedEvent, fold_access_hash};
+
+use crate::barrier::{BarrierAccess, BarrierRounds};
 use crate::error::{Result, SplitError};
 use crate::options::{Algorithm, Reduction, SplitOptions};
 use crate::pairs::indexed::{IndexedFinder, MAX_INDEX, MAX_THREADS, NO_THREAD};
@@ -71,6 +74,8 @@ pub struct Analyzer {
     threads: Vec<ThreadOrder>,
     entries: u64,
     collector: Option<Collector>,
+    /// Rounds of each barrier, for the pairs of late departures.
+    barriers: BarrierRounds,
 }
 
 impl Analyzer {
@@ -98,6 +103,7 @@ impl Analyzer {
             threads: Vec::new(),
             entries: 0,
             collector: None,
+            barriers: BarrierRounds::default(),
         })
     }
 
@@ -156,10 +162,23 @@ impl Analyzer {
                 max_granules: MAX_GRANULES_PER_EVENT,
             });
         }
-        let access = e.kind.access();
         self.sink.clear();
-        for granule in first..=last {
-            self.finder.access(granule, event, access, &mut self.sink);
+        let barrier = (BarrierRounds::concerns(e.kind, e.addr) && first == last)
+            .then(|| self.barriers.access(e.kind, e.addr, e.thread));
+        match barrier {
+            None => self.find_pairs(first..=last, event, e.kind.access()),
+            Some(BarrierAccess::Finder(access)) => self.find_pairs(first..=last, event, access),
+            Some(BarrierAccess::Releases) => {
+                self.sink.watch();
+                self.find_pairs(first..=last, event, Access::Write);
+                let pairs = self.sink.take_watched();
+                self.barriers.released(e.addr, pairs);
+            }
+            Some(BarrierAccess::Late(pairs)) => {
+                for (from, kind) in pairs {
+                    self.sink.pair(from, event, kind);
+                }
+            }
         }
         let order = &mut self.threads[t];
         if e.index == 0 || !rr_lite_trace::is_private_step(order.last_clock, e.clock) {
@@ -184,6 +203,14 @@ impl Analyzer {
             self.collect(e, kept_before);
         }
         Ok(())
+    }
+
+    /// The finder's pairs of `event`, an `access` to `granules`.
+    #[inline]
+    fn find_pairs(&mut self, granules: RangeInclusive<u64>, event: EventRef, access: Access) {
+        for granule in granules {
+            self.finder.access(granule, event, access, &mut self.sink);
+        }
     }
 
     /// Hands event `e` (whose kept pairs start at `kept_before`) to the

@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 pub mod analysis;
+pub mod barrier;
 pub mod error;
 pub mod graph;
 pub mod options;

@@ -120,6 +120,10 @@ pub struct PairSink {
     pub collapsed_war: u64,
     /// ... and those of them within one thread.
     pub collapsed_war_same_thread: u64,
+    /// While [`PairSink::watch`] is on: the source and kind of every pair
+    /// found for the current event, within one thread too.
+    watched: Vec<(EventRef, DependencyKind)>,
+    watching: bool,
     keep_same_thread: bool,
 }
 
@@ -137,10 +141,26 @@ impl PairSink {
         self.pairs.clear();
     }
 
+    /// Starts gathering the sources of the pairs found from now on (within
+    /// one thread too), until [`PairSink::take_watched`].
+    pub fn watch(&mut self) {
+        self.watched.clear();
+        self.watching = true;
+    }
+
+    /// Stops gathering; the sources gathered since [`PairSink::watch`].
+    pub fn take_watched(&mut self) -> Vec<(EventRef, DependencyKind)> {
+        self.watching = false;
+        std::mem::take(&mut self.watched)
+    }
+
     #[inline]
     pub(crate) fn pair(&mut self, from: EventRef, to: EventRef, kind: DependencyKind) {
         let pair = DependencyPair { from, to, kind };
         self.found.add(kind, 1);
+        if self.watching {
+            self.watched.push((from, kind));
+        }
         if pair.is_same_thread() {
             if !self.keep_same_thread {
                 return;

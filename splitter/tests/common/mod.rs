@@ -93,6 +93,8 @@ pub const KINDS: &[EventKind] = &[
     EventKind::RwReadLock,
     EventKind::ThreadCreate,
     EventKind::ThreadJoin,
+    EventKind::BarrierArrive,
+    EventKind::BarrierDepart,
 ];
 
 /// A random global log: up to `max_threads` threads, a few addresses (some
@@ -124,4 +126,57 @@ pub fn random_log(max_threads: u32, max_len: usize) -> impl Strategy<Value = Vec
 /// Number of threads in a log (highest id + 1).
 pub fn thread_count(events: &[RecordedEvent]) -> u32 {
     events.iter().map(|e| e.thread + 1).max().unwrap_or(0)
+}
+
+/// A random global log of threads that meet at one barrier (at 0x1100)
+/// between stretches of plain reads and writes on a few granules (the
+/// barrier's own among them), scheduled as a real barrier allows: a round's
+/// departures only once all its arrivals are in, and any of them logged
+/// late, after other threads' next arrivals. `choices`: (thread, action,
+/// slot) per step, the thread taken among those that can go on.
+pub fn barrier_log(threads: u32, choices: &[(u32, u8, u64)]) -> Vec<RecordedEvent> {
+    const BARRIER: u64 = 0x1100;
+    #[derive(Clone, Copy, PartialEq)]
+    enum Phase {
+        Working,
+        Arrived(u64),
+        Released,
+    }
+    let mut phase = vec![Phase::Working; threads as usize];
+    let (mut round, mut arrived) = (0u64, 0u32);
+    let mut raw = Vec::new();
+    for &(pick, action, slot) in choices {
+        let ready: Vec<u32> = (0..threads)
+            .filter(|&t| !matches!(phase[t as usize], Phase::Arrived(_)))
+            .collect();
+        let t = ready[pick as usize % ready.len()];
+        let kind = match phase[t as usize] {
+            Phase::Released => {
+                phase[t as usize] = Phase::Working;
+                EventKind::BarrierDepart
+            }
+            _ if action < 2 => {
+                phase[t as usize] = Phase::Arrived(round);
+                arrived += 1;
+                if arrived == threads {
+                    for p in phase.iter_mut() {
+                        if *p == Phase::Arrived(round) {
+                            *p = Phase::Released;
+                        }
+                    }
+                    (round, arrived) = (round + 1, 0);
+                }
+                EventKind::BarrierArrive
+            }
+            _ if action < 5 => EventKind::Read,
+            _ => EventKind::Write,
+        };
+        let addr = if kind.is_plain_access() {
+            BARRIER + 8 * slot
+        } else {
+            BARRIER
+        };
+        raw.push((t, kind, addr, if kind.is_plain_access() { 8 } else { 0 }));
+    }
+    events(&raw)
 }
