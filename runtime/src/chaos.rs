@@ -18,7 +18,11 @@
 //!   ([`exiting`]). One thread at a time holds the *turn* and runs
 //!   instrumented code: at each event a thread checks that it holds the turn
 //!   and that no ready thread has a higher priority, else it hands the turn
-//!   to the highest-priority ready thread and waits to get it back. A bug of
+//!   to the highest-priority ready thread and waits to get it back. The
+//!   recording quantum stays on: a plain access on a stripe the thread
+//!   keeps is no event of its own there, so PCT checks at every access
+//!   instead ([`pct_access`], after which the thread gives back what it
+//!   keeps before waiting). A bug of
 //!   depth d among n threads and k events is then found by one run with
 //!   probability at least 1/(n k^(d-1)).
 //! * `serial:SEED:SLICE` (`record --serialize`): the same turn as PCT,
@@ -328,9 +332,15 @@ pub(crate) fn serial() -> bool {
     strategy() == SERIAL
 }
 
-/// Whether the schedule is perturbed (PCT or random): fine turns wanted.
-pub(crate) fn perturbs() -> bool {
-    matches!(strategy(), PCT | RANDOM)
+/// Whether PCT is on (`record --chaos=pct`).
+pub(crate) fn pct() -> bool {
+    strategy() == PCT
+}
+
+/// Whether the random strategy is on, which pauses threads at random
+/// events and wants every access to be one (no recording quantum).
+pub(crate) fn pauses() -> bool {
+    strategy() == RANDOM
 }
 
 /// Whether chaos scheduling is on (record mode, `RR_LITE_CHAOS` set).
@@ -586,6 +596,67 @@ pub(crate) fn spinning(id: u32) {
     }
 }
 
+/// PCT under the recording quantum, at the start of an access that may
+/// find the thread holding stripes (kept from earlier accesses): the checks
+/// of [`before_event`] for one step, without waiting. `Some(GiveWay)`:
+/// the thread must release every stripe, then call [`give_way_for_access`].
+#[inline]
+pub(crate) fn pct_access(id: u32) -> Option<GiveWay> {
+    let s = slot(id)?;
+    if s.state.load(Ordering::Relaxed) == ABSENT {
+        return None;
+    }
+    s.starting.store(false, Ordering::Release);
+    if TURN.load(Ordering::Acquire) != id {
+        return Some(GiveWay::NotItsTurn);
+    }
+    count_step(s);
+    let events = s.events.load(Ordering::Relaxed) + 1;
+    s.events.store(events, Ordering::Relaxed);
+    if may_go_on(id, s, events) {
+        return None;
+    }
+    Some(GiveWay::Turn {
+        demote: events >= s.limit.load(Ordering::Relaxed),
+    })
+}
+
+/// Why [`pct_access`] stops a thread.
+#[derive(Clone, Copy)]
+pub(crate) enum GiveWay {
+    /// Another thread holds the turn (this one was robbed of it, or is back
+    /// from a call): its step is counted once it has the turn.
+    NotItsTurn,
+    /// Its step is counted; it gives the turn away (`demote`: used up).
+    Turn { demote: bool },
+}
+
+/// The slow path of [`pct_access`], the thread holding no stripe now.
+#[cold]
+pub(crate) fn give_way_for_access(id: u32, why: GiveWay) {
+    match why {
+        GiveWay::NotItsTurn => pct_event(id, true),
+        GiveWay::Turn { demote } => {
+            if let Some(s) = slot(id) {
+                give_way(id, s, demote);
+            }
+        }
+    }
+}
+
+/// Counts a step of the turn holder `s`, and changes its priority at a
+/// change point.
+#[inline]
+fn count_step(s: &Slot) {
+    if LIVE.load(Ordering::Relaxed) >= 2 {
+        let step = STEP.fetch_add(1, Ordering::Relaxed) + 1;
+        let change = NEXT_CHANGE.load(Ordering::Relaxed);
+        if change < MAX_CHANGES && step >= CHANGE_POINTS[change].load(Ordering::Relaxed) {
+            change_priority(s, change);
+        }
+    }
+}
+
 fn pct_event(id: u32, step: bool) {
     let Some(s) = slot(id) else { return };
     if s.state.load(Ordering::Relaxed) == ABSENT {
@@ -598,12 +669,8 @@ fn pct_event(id: u32, step: bool) {
         // not depend on when the kernel lets a thread run.
         give_way(id, s, false);
     }
-    if step && LIVE.load(Ordering::Relaxed) >= 2 {
-        let step = STEP.fetch_add(1, Ordering::Relaxed) + 1;
-        let change = NEXT_CHANGE.load(Ordering::Relaxed);
-        if change < MAX_CHANGES && step >= CHANGE_POINTS[change].load(Ordering::Relaxed) {
-            change_priority(s, change);
-        }
+    if step {
+        count_step(s);
     }
     let events = s.events.load(Ordering::Relaxed) + 1;
     s.events.store(events, Ordering::Relaxed);

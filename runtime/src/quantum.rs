@@ -60,12 +60,14 @@ pub(crate) fn get() -> u32 {
     QUANTUM.load(Ordering::Relaxed)
 }
 
-/// Reads `RR_LITE_QUANTUM` (record mode, at start-up). Chaos scheduling
-/// wants fine-grained turns, so it turns the quantum off; the serial
-/// schedule keeps it (coarse turns are its point, and without it every
-/// access would take a lock: `lu 500 1` recorded in 4.0 s instead of 1.7).
+/// Reads `RR_LITE_QUANTUM` (record mode, at start-up). The random chaos
+/// strategy turns the quantum off (its pauses come at events, and an
+/// access on a kept stripe would be none); PCT and the serial schedule
+/// keep it: without it every access takes a lock (`lu 500 1` recorded in
+/// 4.0 s instead of 1.7). PCT makes every access a schedule point anyway
+/// (`RecordThread::pct_point`).
 pub(crate) fn configure(value: Option<&[u8]>) {
-    if crate::chaos::perturbs() {
+    if crate::chaos::pauses() {
         return;
     }
     let parsed = value.filter(|v| !v.is_empty()).map(|v| {
