@@ -21,7 +21,7 @@
 //!   to the highest-priority ready thread and waits to get it back. The
 //!   recording quantum stays on: a plain access on a stripe the thread
 //!   keeps is no event of its own there, so PCT checks at every access
-//!   instead ([`pct_access`], after which the thread gives back what it
+//!   instead ([`at_access`], after which the thread gives back what it
 //!   keeps before waiting). A bug of
 //!   depth d among n threads and k events is then found by one run with
 //!   probability at least 1/(n k^(d-1)).
@@ -36,8 +36,9 @@
 //!   threads still compute side by side.
 //! * `random:SEED`: no serialisation. Threads sleep 10 to 400 µs at random
 //!   events (one in 64 of a thread's first 1024 events, one in 65536 after)
-//!   and yield the processor at others (one in 256, then one in 8192).
-//!   Cheaper, without a guarantee.
+//!   and yield the processor at others (one in 256, then one in 8192);
+//!   under the recording quantum every access is such an event
+//!   ([`at_access`]). Cheaper, without a guarantee.
 //!
 //! Liveness: chaos must never hang a program that would not hang.
 //! * A thread about to block where the runtime sees it (join, condition
@@ -332,15 +333,10 @@ pub(crate) fn serial() -> bool {
     strategy() == SERIAL
 }
 
-/// Whether PCT is on (`record --chaos=pct`).
-pub(crate) fn pct() -> bool {
-    strategy() == PCT
-}
-
-/// Whether the random strategy is on, which pauses threads at random
-/// events and wants every access to be one (no recording quantum).
-pub(crate) fn pauses() -> bool {
-    strategy() == RANDOM
+/// Whether every access is a schedule point ([`at_access`]): PCT and
+/// random, not the serial schedule.
+pub(crate) fn at_every_access() -> bool {
+    matches!(strategy(), PCT | RANDOM)
 }
 
 /// Whether chaos scheduling is on (record mode, `RR_LITE_CHAOS` set).
@@ -596,19 +592,29 @@ pub(crate) fn spinning(id: u32) {
     }
 }
 
-/// PCT under the recording quantum, at the start of an access that may
-/// find the thread holding stripes (kept from earlier accesses): the checks
-/// of [`before_event`] for one step, without waiting. `Some(GiveWay)`:
-/// the thread must release every stripe, then call [`give_way_for_access`].
+/// Chaos under the recording quantum, at the start of an access that may
+/// find the thread keeping stripes: the checks of [`before_event`] without
+/// waiting or pausing. `Some(stop)`: the thread must release every stripe,
+/// then call [`stop_at_access`].
 #[inline]
-pub(crate) fn pct_access(id: u32) -> Option<GiveWay> {
+pub(crate) fn at_access(id: u32) -> Option<Stop> {
+    match strategy() {
+        PCT => pct_access(id),
+        RANDOM => random_draw(id).map(Stop::Pause),
+        _ => None,
+    }
+}
+
+/// PCT's part of [`at_access`]: the turn, the step and the turn's events.
+#[inline]
+fn pct_access(id: u32) -> Option<Stop> {
     let s = slot(id)?;
     if s.state.load(Ordering::Relaxed) == ABSENT {
         return None;
     }
     s.starting.store(false, Ordering::Release);
     if TURN.load(Ordering::Acquire) != id {
-        return Some(GiveWay::NotItsTurn);
+        return Some(Stop::NotItsTurn);
     }
     count_step(s);
     let events = s.events.load(Ordering::Relaxed) + 1;
@@ -616,31 +622,35 @@ pub(crate) fn pct_access(id: u32) -> Option<GiveWay> {
     if may_go_on(id, s, events) {
         return None;
     }
-    Some(GiveWay::Turn {
+    Some(Stop::GiveWay {
         demote: events >= s.limit.load(Ordering::Relaxed),
     })
 }
 
-/// Why [`pct_access`] stops a thread.
+/// Why [`at_access`] stops a thread.
 #[derive(Clone, Copy)]
-pub(crate) enum GiveWay {
-    /// Another thread holds the turn (this one was robbed of it, or is back
-    /// from a call): its step is counted once it has the turn.
+pub(crate) enum Stop {
+    /// PCT: another thread holds the turn (this one was robbed of it, or
+    /// is back from a call); its step is counted once it has the turn.
     NotItsTurn,
-    /// Its step is counted; it gives the turn away (`demote`: used up).
-    Turn { demote: bool },
+    /// PCT: its step is counted; it gives the turn away (`demote`: its
+    /// turn's events are used up).
+    GiveWay { demote: bool },
+    /// Random: a pause.
+    Pause(Pause),
 }
 
-/// The slow path of [`pct_access`], the thread holding no stripe now.
+/// The slow path of [`at_access`], the thread holding no stripe now.
 #[cold]
-pub(crate) fn give_way_for_access(id: u32, why: GiveWay) {
-    match why {
-        GiveWay::NotItsTurn => pct_event(id, true),
-        GiveWay::Turn { demote } => {
+pub(crate) fn stop_at_access(id: u32, stop: Stop) {
+    match stop {
+        Stop::NotItsTurn => pct_event(id, true),
+        Stop::GiveWay { demote } => {
             if let Some(s) = slot(id) {
                 give_way(id, s, demote);
             }
         }
+        Stop::Pause(pause) => pause.take(),
     }
 }
 
@@ -935,7 +945,48 @@ fn update_best_ready() {
 }
 
 fn random_event(id: u32) {
-    let Some(s) = slot(id) else { return };
+    if let Some(pause) = random_draw(id) {
+        pause.take();
+    }
+}
+
+/// A pause of the random strategy.
+#[derive(Clone, Copy)]
+pub(crate) enum Pause {
+    Sleep { ns: u64 },
+    Yield,
+}
+
+impl Pause {
+    fn take(self) {
+        match self {
+            Pause::Sleep { ns } => {
+                let pause = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: ns as libc::c_long,
+                };
+                // SAFETY: a valid timespec; the raw call, not the runtime's
+                // own sleep wrapper (which would end the event).
+                unsafe {
+                    libc::syscall(
+                        libc::SYS_nanosleep,
+                        &pause as *const libc::timespec,
+                        core::ptr::null_mut::<libc::timespec>(),
+                    )
+                };
+            }
+            // SAFETY: no arguments.
+            Pause::Yield => unsafe {
+                libc::syscall(libc::SYS_sched_yield);
+            },
+        }
+    }
+}
+
+/// Random: counts an event of thread `id` and draws whether it pauses.
+#[inline]
+fn random_draw(id: u32) -> Option<Pause> {
+    let s = slot(id)?;
     let events = s.events.load(Ordering::Relaxed) + 1;
     s.events.store(events, Ordering::Relaxed);
     let r = mix(s.rng.load(Ordering::Relaxed));
@@ -949,22 +1000,13 @@ fn random_event(id: u32) {
         (65_535, 8_191)
     };
     if r & sleep_mask == 0 {
-        let pause = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: (10_000 + (r >> 32) % 390_000) as libc::c_long,
-        };
-        // SAFETY: a valid timespec; the raw call, not the runtime's own
-        // sleep wrapper (which would end the event).
-        unsafe {
-            libc::syscall(
-                libc::SYS_nanosleep,
-                &pause as *const libc::timespec,
-                core::ptr::null_mut::<libc::timespec>(),
-            )
-        };
+        Some(Pause::Sleep {
+            ns: 10_000 + (r >> 32) % 390_000,
+        })
     } else if (r >> 16) & yield_mask == 0 {
-        // SAFETY: no arguments.
-        unsafe { libc::syscall(libc::SYS_sched_yield) };
+        Some(Pause::Yield)
+    } else {
+        None
     }
 }
 

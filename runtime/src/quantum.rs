@@ -60,16 +60,12 @@ pub(crate) fn get() -> u32 {
     QUANTUM.load(Ordering::Relaxed)
 }
 
-/// Reads `RR_LITE_QUANTUM` (record mode, at start-up). The random chaos
-/// strategy turns the quantum off (its pauses come at events, and an
-/// access on a kept stripe would be none); PCT and the serial schedule
-/// keep it: without it every access takes a lock (`lu 500 1` recorded in
-/// 4.0 s instead of 1.7). PCT makes every access a schedule point anyway
-/// (`RecordThread::pct_point`).
+/// Reads `RR_LITE_QUANTUM` (record mode, at start-up). Chaos keeps the
+/// quantum (without it every access takes a lock: `lu 500 1` recorded in
+/// 4.0 s instead of 1.7): PCT and random make every access a schedule
+/// point instead (`RecordThread::chaos_point`), the serial schedule wants
+/// coarse turns.
 pub(crate) fn configure(value: Option<&[u8]>) {
-    if crate::chaos::pauses() {
-        return;
-    }
     let parsed = value.filter(|v| !v.is_empty()).map(|v| {
         v.iter().try_fold(0u32, |n, &d| {
             d.is_ascii_digit()

@@ -67,9 +67,9 @@ pub(crate) struct RecordThread {
     /// The serial schedule is on (`record --serialize`): read from the
     /// thread's own line on the fast path rather than from the global.
     serial: Cell<bool>,
-    /// PCT is on (`record --chaos=pct`): every access under the quantum is
-    /// a schedule point ([`Self::pct_point`]).
-    pct: Cell<bool>,
+    /// PCT or random chaos is on (`record --chaos`): every access under
+    /// the quantum is a schedule point ([`Self::chaos_point`]).
+    chaos_points: Cell<bool>,
     /// Stripe + 1 of the last access while that was a read of a
     /// read-shared stripe without its lock (0 otherwise), as published
     /// (`handover::start_reading`).
@@ -118,7 +118,7 @@ impl RecordThread {
             polled: Cell::new(NOT_POLLED),
             same_reads: Cell::new(0),
             serial: Cell::new(false),
-            pct: Cell::new(false),
+            chaos_points: Cell::new(false),
             polls: Cell::new(0),
             held_share: Cell::new(false),
             reading: Cell::new(0),
@@ -139,28 +139,29 @@ impl RecordThread {
     pub(crate) fn set_id(&self, id: u32) {
         self.id.set(id);
         self.serial.set(crate::chaos::serial());
-        self.pct.set(crate::chaos::pct());
+        self.chaos_points.set(crate::chaos::at_every_access());
     }
 
-    /// PCT under the quantum, at the start of an access (plain, or an
-    /// operation holding its stripe as one): the access is a step where
-    /// the thread may have to give the turn away, as without the quantum;
-    /// it releases every stripe it keeps first (a thread waiting for the
-    /// turn holds none, so the holder never waits for a waiter's stripe).
-    /// Without PCT, one load.
+    /// Chaos under the quantum, at the start of an access (plain, or an
+    /// operation holding its stripe as one): the access is a schedule
+    /// point, as without the quantum, where PCT may make the thread give
+    /// the turn away and random may pause it. It gives back every stripe
+    /// it keeps first: a thread waiting for the turn holds none, so the
+    /// holder never waits for a waiter's stripe, and a pause lets the
+    /// others take what it was using. Without chaos, one load.
     #[inline(always)]
-    pub(crate) fn pct_point(&self) {
-        if self.pct.get() {
-            self.pct_point_slow();
+    pub(crate) fn chaos_point(&self) {
+        if self.chaos_points.get() {
+            self.chaos_point_slow();
         }
     }
 
     #[inline(never)]
-    fn pct_point_slow(&self) {
+    fn chaos_point_slow(&self) {
         let me = self.id.get();
-        if let Some(why) = crate::chaos::pct_access(me) {
+        if let Some(stop) = crate::chaos::at_access(me) {
             self.release_held();
-            crate::chaos::give_way_for_access(me, why);
+            crate::chaos::stop_at_access(me, stop);
         }
     }
 

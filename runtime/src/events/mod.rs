@@ -335,7 +335,7 @@ fn log_plain_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site
     // (The quantum, and the access's stripe if it has a single one.)
     let quantum = t.record.quantum();
     if quantum.is_some() {
-        t.record.pct_point();
+        t.record.chaos_point();
     }
     let single = quantum.zip(StripeSet::single_data_stripe(addr, size));
     if let Some((quantum, stripe)) = single
@@ -499,7 +499,7 @@ fn stripe_to_keep(addr: u64, size: u64) -> Option<StripeSet> {
 /// itself, as a plain access's stripe (`writes`: the operation writes).
 fn hold_to_keep(t: &ThreadState, set: StripeSet, writes: bool) {
     busy(t, || {
-        t.record.pct_point();
+        t.record.chaos_point();
         // (The last access, if a read without a lock, is done.)
         t.record.stop_reading();
         t.record.hold_access(set, writes);
