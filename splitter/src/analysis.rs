@@ -176,7 +176,7 @@ impl Analyzer {
             }
             Some(BarrierAccess::Late(pairs)) => {
                 for (from, kind) in pairs {
-                    self.sink.pair(from, event, kind);
+                    self.sink.pair_added(from, event, kind);
                 }
             }
         }

@@ -154,6 +154,17 @@ impl PairSink {
         std::mem::take(&mut self.watched)
     }
 
+    /// A pair the finder did not find but the analysis adds (a late barrier
+    /// departure's copy of its round's release pairs): kept as [`Self::pair`]
+    /// keeps pairs, and left out of the counts of pairs found, which are the
+    /// finders' (the collapsing finder gathers fewer of them to copy).
+    pub fn pair_added(&mut self, from: EventRef, to: EventRef, kind: DependencyKind) {
+        let pair = DependencyPair { from, to, kind };
+        if (self.keep_same_thread || !pair.is_same_thread()) && self.pairs.last() != Some(&pair) {
+            self.pairs.push(pair);
+        }
+    }
+
     #[inline]
     pub(crate) fn pair(&mut self, from: EventRef, to: EventRef, kind: DependencyKind) {
         let pair = DependencyPair { from, to, kind };
