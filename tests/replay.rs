@@ -250,6 +250,15 @@ fn barrier_steps_replay_and_departures_wait_for_their_round_only() {
     );
 }
 
+/// A barrier of 2 shared by 4 threads: rounds mix threads, and in the log
+/// one round's arrivals interleave with the next's, where the split's
+/// rounds (splitter/src/barrier.rs) need not be the real ones; every
+/// distinct recording still replays in every mode.
+#[test]
+fn barrier_with_fewer_slots_than_threads_replays() {
+    check_nondeterministic("replay_barrier_pairs", &[]);
+}
+
 /// Checks the kept pairs at the barrier events of `rec` (see above);
 /// returns how many departures were logged after a later round's arrival.
 fn check_barrier_pairs(rec: &Recorded) -> usize {
@@ -327,6 +336,38 @@ fn lock_failures_and_refused_destroys_replay() {
 #[test]
 fn rand_and_time_return_recorded_values() {
     check_nondeterministic("replay_rand_time", &[]);
+}
+
+/// Random numbers in bulk (main alone, then threads sharing the
+/// generator): every distinct recording replays in every mode, and main's
+/// plan holds its numbers in its results array, not a point each (plan
+/// version 5): a point only where another thread's draw comes between.
+#[test]
+fn bulk_random_numbers_replay_from_the_results_array() {
+    let exe = build("replay_rand_loop");
+    let distinct = record_distinct(&exe, &[], &|s| s == 0, &|d| d.len() >= 2);
+    assert!(
+        distinct.len() >= 2,
+        "one outcome in {MAX_RECORDINGS} recordings"
+    );
+    for rec in &distinct {
+        replay_all_modes(rec);
+        let draws = |t: u32| {
+            rec.events()
+                .iter()
+                .filter(|e| e.thread == t && e.kind == "random")
+                .count() as u64
+        };
+        let plan = std::fs::read(rec.trace.join("plans").join("thread-0000.plan")).unwrap();
+        let word = |at: usize| u64::from_le_bytes(plan[at..at + 8].try_into().unwrap());
+        let (points, results) = (word(16), word(64));
+        assert_eq!(results, draws(0), "main's results array: one per draw");
+        assert!(
+            draws(0) >= 20_000 && points < 100,
+            "main: {points} points for {} draws",
+            draws(0)
+        );
+    }
 }
 
 #[test]
@@ -1359,6 +1400,7 @@ fn corrupted_plan_is_reported_by_the_watchdog() {
                 header.mode,
                 header.accesses,
                 header.access_hash,
+                &rr_lite_trace::plan::decode_results(&bytes).expect("results decode"),
                 &points,
             );
             std::fs::write(&path, &bytes).expect("write plan");

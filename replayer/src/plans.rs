@@ -21,7 +21,7 @@ use rr_lite_splitter::{
 };
 use rr_lite_trace::plan::{
     KEPT_PLANS_DIR, MAX_PLAN_BYTES, OLD_PLAN_DIRS, PlanCursor, PlanMode, PlanPoint, PlanVariant,
-    PlanWriter, check_plan, flags, plan_name, replay_needs_payload,
+    PlanWriter, check_plan, decode_results, flags, plan_name, replay_needs_payload,
 };
 use rr_lite_trace::{ACCESS_HASH_SEED, TraceDir, fold_access_hash};
 
@@ -160,10 +160,17 @@ fn is_fresh(dir: &Path, source: Option<&Path>) -> bool {
     source.is_none_or(|s| modified(s).is_some_and(|m| m <= built))
 }
 
-fn create_writer(dir: &Path, thread: u32, mode: PlanMode) -> Result<Writer, ReplayError> {
+/// A writer of thread `thread`'s plan in `dir`, with its results array.
+fn create_writer(
+    dir: &Path,
+    thread: u32,
+    mode: PlanMode,
+    results: &[u64],
+) -> Result<Writer, ReplayError> {
     let path = dir.join(plan_name(thread));
     let file = rr_lite_trace::private::create(&path).map_err(ReplayError::io("create", &path))?;
-    PlanWriter::new(BufWriter::new(file), thread, mode).map_err(ReplayError::io("write", path))
+    PlanWriter::new(BufWriter::new(file), thread, mode, results)
+        .map_err(ReplayError::io("write", path))
 }
 
 fn finish_writer(
@@ -227,7 +234,11 @@ fn build_verify_thread(
     })?;
     let mut cursor = PlanCursor::new(&bytes, header.points);
     let mut kept_points = std::iter::from_fn(|| cursor.next_point()).peekable();
-    let mut writer = create_writer(dir, t, PlanMode::Parallel)?;
+    let results = decode_results(&bytes).map_err(|what| ReplayError::SplitMismatch {
+        path: source.clone(),
+        what: what.to_string(),
+    })?;
+    let mut writer = create_writer(dir, t, PlanMode::Parallel, &results)?;
     let (mut count, mut hash) = (0, ACCESS_HASH_SEED);
     for e in trace.thread_events(t)? {
         let e = e?;
@@ -254,6 +265,8 @@ fn build_verify_thread(
 /// marked), event count and access hash.
 struct KeptThread {
     points: Vec<PlanPoint>,
+    /// The results array (`rr_lite_trace::plan::in_results`).
+    results: Vec<u64>,
     count: u64,
     hash: u64,
 }
@@ -292,7 +305,7 @@ fn kept_plans(
     let mut kept = Vec::with_capacity(threads);
     let mut schedule = Vec::with_capacity(threads);
     for t in 0..threads {
-        let record = records.next().unwrap_or_default();
+        let mut record = records.next().unwrap_or_default();
         let sync_points = sync.next().map_or(Vec::new(), ThreadPlan::into_points);
         let points = merge_points(t as u32, sync_points, &record.points);
         let summary = analysis.threads.get(t).copied().unwrap_or_default();
@@ -302,6 +315,7 @@ fn kept_plans(
         });
         kept.push(KeptThread {
             points,
+            results: std::mem::take(&mut record.results),
             count: summary.accesses,
             hash: summary.access_hash,
         });
@@ -375,7 +389,7 @@ fn union_len(sync: &[PlannedPoint], recorded: &[RecordedPoint]) -> usize {
 /// Writes the kept plans into `dir`.
 fn write_kept(dir: &Path, threads: Vec<KeptThread>) -> Result<(), ReplayError> {
     for (t, thread) in (0u32..).zip(threads) {
-        let mut writer = create_writer(dir, t, PlanMode::Sequential)?;
+        let mut writer = create_writer(dir, t, PlanMode::Sequential, &thread.results)?;
         for p in &thread.points {
             writer
                 .push(p)

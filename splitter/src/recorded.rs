@@ -3,7 +3,8 @@
 //! decoding the trace again: each thread's event count, the events whose
 //! recorded details replay checks or returns (every event
 //! [`always_a_point`] says replay needs, and every event a kept pair ends
-//! at), and the *nested waits* of the sequential total order.
+//! at), the results of its [`in_results`] events (its random numbers), and
+//! the *nested waits* of the sequential total order.
 //!
 //! # Nested waits
 //!
@@ -41,7 +42,7 @@
 
 use std::collections::VecDeque;
 
-use rr_lite_trace::plan::always_a_point;
+use rr_lite_trace::plan::{always_a_point, in_results};
 use rr_lite_trace::{EventKind, RecordedEvent};
 
 use crate::pairs::{DependencyPair, EventRef};
@@ -77,15 +78,19 @@ pub(crate) const fn ends_thread(kind: EventKind) -> bool {
 }
 
 /// Kinds the analysis hands the collector whatever the pairs:
-/// [`always_a_point`], [`after_blocking_call`] or [`ends_thread`], one bit
-/// per kind code (every code is below 64).
+/// [`always_a_point`], [`in_results`], [`after_blocking_call`] or
+/// [`ends_thread`], one bit per kind code (every code is below 64).
 const KINDS_HANDED: u64 = {
     let mut mask = 0u64;
     let mut n = 0;
     while n < EventKind::ALL.len() {
         let kind = EventKind::ALL[n];
         assert!((kind as u8) < 64);
-        if always_a_point(kind) || after_blocking_call(kind) || ends_thread(kind) {
+        if always_a_point(kind)
+            || in_results(kind)
+            || after_blocking_call(kind)
+            || ends_thread(kind)
+        {
             mask |= 1 << kind as u8;
         }
         n += 1;
@@ -117,6 +122,9 @@ pub struct ThreadRecord {
     pub points: Vec<RecordedPoint>,
     /// `(index of a point, wait)`, by point: the nested waits.
     pub nested_waits: Vec<(u64, EventRef)>,
+    /// The recorded results of the thread's [`in_results`] events, in
+    /// program order (the plan's results array).
+    pub results: Vec<u64>,
     /// The thread's last event ends the process (an exit or a fatal
     /// signal, which replay makes wait for every other thread).
     pub ends_process: bool,
@@ -209,6 +217,9 @@ impl Collector {
             );
             window.clear();
             self.windows[t] = window;
+        }
+        if in_results(e.kind) {
+            record.results.push(e.payload);
         }
         if !always_a_point(e.kind) && kept.is_empty() {
             return;
@@ -411,7 +422,10 @@ mod tests {
         for &kind in EventKind::ALL {
             assert_eq!(
                 handed(kind),
-                always_a_point(kind) || after_blocking_call(kind) || ends_thread(kind),
+                always_a_point(kind)
+                    || in_results(kind)
+                    || after_blocking_call(kind)
+                    || ends_thread(kind),
                 "{kind:?}"
             );
         }

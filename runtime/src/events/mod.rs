@@ -540,7 +540,11 @@ pub(crate) fn log_after_call_or_recorded<R>(
                 replay::publish_pending(&t.replay);
                 replay::count(&t.replay, kind, addr, site)
             });
-            let recorded = recorded_payload(point);
+            let recorded = if rr_lite_trace::plan::in_results(kind) {
+                replay::take_result(&t.replay)
+            } else {
+                recorded_payload(point)
+            };
             let result = match recorded.map(replayed) {
                 Some(Replayed::Return(r)) => r,
                 Some(Replayed::CallReal) | None => {

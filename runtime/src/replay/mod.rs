@@ -79,6 +79,8 @@ pub(crate) struct ReplayThread {
     held_turn: Cell<Option<u64>>,
     /// Hash of the events so far (compared at thread exit).
     hash: Cell<u64>,
+    /// The next entry of the plan's results array ([`take_result`]).
+    next_result: Cell<u64>,
     /// `replay --debug --at`: the index of the event before which this
     /// thread stops in the debugger, or `u64::MAX`.
     debug_stop: Cell<u64>,
@@ -100,6 +102,7 @@ impl ReplayThread {
             access_stop: Cell::new(u64::MAX),
             held_turn: Cell::new(None),
             hash: Cell::new(0),
+            next_result: Cell::new(0),
             debug_stop: Cell::new(u64::MAX),
         }
     }
@@ -192,6 +195,7 @@ pub(crate) fn start_thread(r: &ReplayThread, id: u32, plan: Plan) {
     r.debug_stop.set(debug_stop::stop_index_of(id));
     set_next_point(r, next_stop(r));
     r.hash.set(rr_lite_trace::ACCESS_HASH_SEED);
+    r.next_result.set(0);
     let me = r.progress();
     me.kernel_tid
         .store(crate::handover::kernel_tid(id), Ordering::Release);
@@ -625,6 +629,18 @@ pub(crate) fn wait_next(r: &ReplayThread) -> Option<Point<'static>> {
         }
     }
     Some(p)
+}
+
+/// The recorded result of the thread's next event of a kind whose results
+/// the plan holds in its array (`rr_lite_trace::plan::in_results`: the
+/// random number generators), taken in order; `None` once the array is
+/// used up (the thread makes more such calls than recorded: it diverged,
+/// which the count at its end reports).
+pub(crate) fn take_result(r: &ReplayThread) -> Option<u64> {
+    let i = r.next_result.get();
+    let result = r.plan.get().result(i)?;
+    r.next_result.set(i + 1);
+    Some(result)
 }
 
 /// The plan's next point, if it is the event at `index`.

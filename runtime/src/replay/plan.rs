@@ -1,12 +1,12 @@
-//! A thread's replay plan, mapped read-only: the fixed header, then the
-//! points as a varint stream (layout in `rr_lite_trace::plan`), which the
-//! thread decodes forward with a [`PlanCursor`], one point ahead, without
-//! allocating. The replayer has verified every plan before the program
+//! A thread's replay plan, mapped read-only: the fixed header, its results
+//! array (read in order, [`Plan::result`]), then the points as a varint
+//! stream (layout in `rr_lite_trace::plan`), which the thread decodes
+//! forward with a [`PlanCursor`], one point ahead, without allocating. The replayer has verified every plan before the program
 //! starts; the runtime checks the header and stops at damaged bytes.
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use rr_lite_trace::plan::{PlanCursor, PlanVariant, check_plan};
+use rr_lite_trace::plan::{PlanCursor, PlanVariant, check_plan, result_at};
 
 use super::shared::{self, map_file};
 use crate::mode::PathSlot;
@@ -50,6 +50,11 @@ impl Plan {
     /// A cursor before the plan's first point.
     pub(crate) fn cursor(&self) -> PlanCursor<'static> {
         PlanCursor::new(self.bytes, self.points)
+    }
+
+    /// Entry `i` of the plan's results array, if it has that many.
+    pub(crate) fn result(&self, i: u64) -> Option<u64> {
+        result_at(self.bytes, i)
     }
 }
 

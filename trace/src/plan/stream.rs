@@ -1,5 +1,8 @@
-//! A plan's bytes (docs/FORMAT.md, "Replay plans"): the 64-byte header, then
-//! one variable-length record per point, in increasing index order:
+//! A plan's bytes (docs/FORMAT.md, "Replay plans"): the 64-byte header, the
+//! results array (u64 count, then that many u64 values, little-endian: the
+//! thread's recorded results of [`super::in_results`] kinds, in its event
+//! order), then one variable-length record per point, in increasing index
+//! order:
 //!
 //! | field | encoding |
 //! |---|---|
@@ -43,6 +46,45 @@ pub const WAIT_TABLE: usize = 8;
 const MIN_POINT_LEN: u64 = 2;
 /// Fewest bytes a wait takes (thread, index).
 const MIN_WAIT_LEN: u64 = 2;
+/// Bytes of the results array's count, and of each result.
+const RESULT_LEN: usize = 8;
+
+/// Where a plan's results start, and where its points start when it holds
+/// `results` of them (`None` past any file: a damaged count).
+fn points_start(results: u64) -> Option<usize> {
+    let len = usize::try_from(results).ok()?.checked_mul(RESULT_LEN)?;
+    (PLAN_HEADER_LEN + RESULT_LEN).checked_add(len)
+}
+
+/// The count of a plan's results array (0 if the file is too short to
+/// hold one: [`check_plan`] refuses such a file).
+fn results_count(bytes: &[u8]) -> u64 {
+    bytes
+        .get(PLAN_HEADER_LEN..PLAN_HEADER_LEN + RESULT_LEN)
+        .map_or(0, |b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+}
+
+/// Result `i` of a plan's results array (`None` past its end). The
+/// runtime reads them in order, one per event of an [`super::in_results`]
+/// kind.
+#[inline]
+pub fn result_at(bytes: &[u8], i: u64) -> Option<u64> {
+    if i >= results_count(bytes) {
+        return None;
+    }
+    // (Result `i` starts where the points would with `i` results.)
+    let at = points_start(i)?;
+    let b = bytes.get(at..at.checked_add(RESULT_LEN)?)?;
+    Some(u64::from_le_bytes(b.try_into().expect("8 bytes")))
+}
+
+/// A plan's results array (tests and tools).
+pub fn decode_results(bytes: &[u8]) -> Result<Vec<u64>, &'static str> {
+    let header = check_plan(bytes)?;
+    Ok((0..header.results)
+        .map_while(|i| result_at(bytes, i))
+        .collect())
+}
 
 /// The fixed header of a plan file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +96,8 @@ pub struct PlanHeader {
     /// Events of the thread in the recording, and their access hash.
     pub accesses: u64,
     pub access_hash: u64,
+    /// Entries of the results array.
+    pub results: u64,
 }
 
 /// What each point's deltas are taken from: the writer and the cursor keep
@@ -133,8 +177,25 @@ pub struct PlanWriter<W: std::io::Write + std::io::Seek> {
 }
 
 impl<W: std::io::Write + std::io::Seek> PlanWriter<W> {
-    pub fn new(mut out: W, thread: u32, mode: PlanMode) -> std::io::Result<Self> {
+    /// A plan of thread `thread` whose results array is `results` (written
+    /// now, before the points).
+    pub fn new(mut out: W, thread: u32, mode: PlanMode, results: &[u64]) -> std::io::Result<Self> {
         out.write_all(&[0u8; PLAN_HEADER_LEN])?;
+        let mut checksum = PLAN_CHECKSUM.start();
+        let mut chunk = Vec::with_capacity(RESULT_LEN * 1024);
+        chunk.extend_from_slice(&(results.len() as u64).to_le_bytes());
+        for block in results.chunks(1024) {
+            block
+                .iter()
+                .for_each(|r| chunk.extend_from_slice(&r.to_le_bytes()));
+            checksum.update(&chunk);
+            out.write_all(&chunk)?;
+            chunk.clear();
+        }
+        if !chunk.is_empty() {
+            checksum.update(&chunk);
+            out.write_all(&chunk)?;
+        }
         Ok(PlanWriter {
             out,
             thread,
@@ -142,7 +203,7 @@ impl<W: std::io::Write + std::io::Seek> PlanWriter<W> {
             points: 0,
             waits: 0,
             previous: Previous::default(),
-            checksum: PLAN_CHECKSUM.start(),
+            checksum,
             record: Vec::with_capacity(64),
         })
     }
@@ -219,9 +280,10 @@ pub fn encode_plan(
     mode: PlanMode,
     accesses: u64,
     access_hash: u64,
+    results: &[u64],
     points: &[PlanPoint],
 ) -> Vec<u8> {
-    let mut w = PlanWriter::new(std::io::Cursor::new(Vec::new()), thread, mode)
+    let mut w = PlanWriter::new(std::io::Cursor::new(Vec::new()), thread, mode, results)
         .expect("writing to memory cannot fail");
     for p in points {
         w.push(p).expect("writing to memory cannot fail");
@@ -348,8 +410,9 @@ impl<'a> PlanCursor<'a> {
     /// A cursor before the first point of a plan file's `bytes`, whose
     /// header says it has `points` points.
     pub fn new(bytes: &'a [u8], points: u64) -> PlanCursor<'a> {
+        let start = points_start(results_count(bytes)).unwrap_or(usize::MAX);
         PlanCursor {
-            body: bytes.get(PLAN_HEADER_LEN..).unwrap_or(&[]),
+            body: bytes.get(start..).unwrap_or(&[]),
             at: 0,
             left: points,
             previous: Previous::default(),
@@ -465,6 +528,13 @@ pub fn check_plan(bytes: &[u8]) -> Result<PlanHeader, &'static str> {
     if bytes[49..56].iter().any(|&b| b != 0) {
         return Err("replay plan header: reserved bytes not zero");
     }
+    if bytes.len() < PLAN_HEADER_LEN + RESULT_LEN {
+        return Err("replay plan too short for its results array");
+    }
+    let results = results_count(bytes);
+    let start = points_start(results)
+        .filter(|&start| start <= bytes.len())
+        .ok_or("replay plan too short for the results its array counts")?;
     let header = PlanHeader {
         thread: u32_at(12),
         points: u64_at(16),
@@ -472,8 +542,12 @@ pub fn check_plan(bytes: &[u8]) -> Result<PlanHeader, &'static str> {
         accesses: u64_at(32),
         access_hash: u64_at(40),
         mode,
+        results,
     };
-    let body = (bytes.len() - PLAN_HEADER_LEN) as u64;
+    if results > header.accesses {
+        return Err("replay plan with more results than its thread has events");
+    }
+    let body = (bytes.len() - start) as u64;
     if header.points > body / MIN_POINT_LEN || header.waits > body / MIN_WAIT_LEN {
         return Err("replay plan too short for the points its header counts");
     }
