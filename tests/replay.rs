@@ -338,10 +338,11 @@ fn rand_and_time_return_recorded_values() {
     check_nondeterministic("replay_rand_time", &[]);
 }
 
-/// Random numbers in bulk (main alone, then threads sharing the
-/// generator): every distinct recording replays in every mode, and main's
-/// plan holds its numbers in its results array, not a point each (plan
-/// version 5): a point only where another thread's draw comes between.
+/// Random numbers and clock readings in bulk (main alone, then threads
+/// sharing the generator): every distinct recording replays in every mode,
+/// and main's plan holds its values in its results array, not a point each
+/// (plan version 5): a point only where another thread's draw comes
+/// between.
 #[test]
 fn bulk_random_numbers_replay_from_the_results_array() {
     let exe = build("replay_rand_loop");
@@ -352,16 +353,21 @@ fn bulk_random_numbers_replay_from_the_results_array() {
     );
     for rec in &distinct {
         replay_all_modes(rec);
-        let draws = |t: u32| {
-            rec.events()
-                .iter()
-                .filter(|e| e.thread == t && e.kind == "random")
-                .count() as u64
+        let events = rec.events();
+        let count = |kind: &str| {
+            let of_main = |e: &&common::Event| e.thread == 0 && e.kind == kind;
+            events.iter().filter(of_main).count() as u64
         };
+        let draws = |_: u32| count("random") + count("time");
         let plan = std::fs::read(rec.trace.join("plans").join("thread-0000.plan")).unwrap();
         let word = |at: usize| u64::from_le_bytes(plan[at..at + 8].try_into().unwrap());
         let (points, results) = (word(16), word(64));
-        assert_eq!(results, draws(0), "main's results array: one per draw");
+        assert_eq!(results, draws(0), "main's results array: one per value");
+        assert!(
+            count("time") >= 200,
+            "main read the clock {} times",
+            count("time")
+        );
         assert!(
             draws(0) >= 20_000 && points < 100,
             "main: {points} points for {} draws",

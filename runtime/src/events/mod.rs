@@ -1167,13 +1167,15 @@ pub(crate) fn log_outside_value(site: u64, real: impl FnOnce() -> u64) -> u64 {
             value
         }
         Some(_) => {
-            let point = on_tracked_thread(|t| {
-                busy(t, || replay::count(&t.replay, EventKind::Time, addr, site))
+            // (Its point, if any, orders it; the value is the results
+            // array's next: `rr_lite_trace::plan::in_results`.)
+            let recorded = on_tracked_thread(|t| {
+                busy(t, || {
+                    replay::count(&t.replay, EventKind::Time, addr, site);
+                    replay::take_result(&t.replay)
+                })
             });
-            match point.filter(|p| p.flags & flags::PAYLOAD != 0) {
-                Some(p) => p.payload,
-                None => real(),
-            }
+            recorded.unwrap_or_else(real)
         }
     }
 }

@@ -27,8 +27,8 @@ pub const PLAN_MAGIC: [u8; 8] = *b"RRLITE\0P";
 /// against a table of recent waits. Version 4: that table forgets a wait on
 /// a thread from 2^24 - 1 on or of an index from 2^40 on (the same bytes
 /// below those), and the checksum is CRC-32 instead of FNV-1a. Version 5:
-/// the thread's recorded random numbers as an array before the points
-/// ([`in_results`]), not one point each.
+/// the thread's recorded random numbers and values from outside as an
+/// array before the points ([`in_results`]), not one point each.
 pub const PLAN_VERSION: u16 = 5;
 /// Largest plan file a tool reads back (checks, verify plans, `replay --debug`).
 pub const MAX_PLAN_BYTES: u64 = 1 << 36;
@@ -142,7 +142,6 @@ pub const fn replay_needs_payload(kind: EventKind) -> bool {
             | BarrierDepart
             | SemWait
             | SpinLock
-            | Time
             | Alloc
             | FatalSignal
             | ProcessExit
@@ -157,14 +156,15 @@ pub const fn replay_needs_payload(kind: EventKind) -> bool {
 /// Kinds whose recorded results a plan holds in its results array, one
 /// per event of the thread in order, read in order at replay: the random
 /// number generators (`rand`, `drand48`...; their seeding calls too, whose
-/// argument is checked). Such an event is a point only where a pair ends at
-/// it (threads sharing the generator). A program drawing millions of
-/// numbers in one thread (SPLASH's FFT fills its input with 2 M `drand48`
-/// calls) then has a plan of a few bytes per number instead of a point
-/// each, which replay decoded at 45 ns per call and the replayer verified
-/// before the program started.
+/// argument is checked) and values from outside (time, clocks, process
+/// ids). Such an event is a point only where a pair ends at it (threads
+/// sharing a generator). A program drawing millions of numbers in one
+/// thread (SPLASH's FFT fills its input with 2 M `drand48` calls), or
+/// reading the clock in a loop, then has a plan of 8 bytes per value
+/// instead of a point each, which replay decoded at 45 ns per call and the
+/// replayer verified before the program started.
 pub const fn in_results(kind: EventKind) -> bool {
-    matches!(kind, EventKind::Random)
+    matches!(kind, EventKind::Random | EventKind::Time)
 }
 
 /// Kinds that are a point of every plan: those replay needs the result of,
