@@ -154,6 +154,14 @@ fn check_nondeterministic(name: &str, args: &[&str]) {
 
 /// [`check_nondeterministic`] for a program that ends with `status`.
 fn check_nondeterministic_ending(name: &str, args: &[&str], status: i32) {
+    for rec in &distinct_recordings(name, args, status) {
+        replay_all_modes(rec);
+    }
+}
+
+/// Builds `name` and records it until two outcomes differ (it ends with
+/// `status`); one recording per outcome.
+fn distinct_recordings(name: &str, args: &[&str], status: i32) -> Vec<Recorded> {
     let exe = build(name);
     let distinct = record_distinct(&exe, args, &|s| s == status, &|d| d.len() >= 2);
     assert!(
@@ -162,9 +170,7 @@ fn check_nondeterministic_ending(name: &str, args: &[&str], status: i32) {
          its nondeterminism here\n{}",
         distinct[0].describe()
     );
-    for rec in &distinct {
-        replay_all_modes(rec);
-    }
+    distinct
 }
 
 #[test]
@@ -233,12 +239,7 @@ fn barrier_serial_thread_replays() {
 /// arrivals (literally read, it waited for those: a whole step).
 #[test]
 fn barrier_steps_replay_and_departures_wait_for_their_round_only() {
-    let exe = build("replay_barrier_steps");
-    let distinct = record_distinct(&exe, &[], &|s| s == 0, &|d| d.len() >= 2);
-    assert!(
-        distinct.len() >= 2,
-        "one outcome in {MAX_RECORDINGS} recordings"
-    );
+    let distinct = distinct_recordings("replay_barrier_steps", &[], 0);
     let mut late_departures = 0;
     for rec in &distinct {
         replay_all_modes(rec);
@@ -345,12 +346,7 @@ fn rand_and_time_return_recorded_values() {
 /// between.
 #[test]
 fn bulk_random_numbers_replay_from_the_results_array() {
-    let exe = build("replay_rand_loop");
-    let distinct = record_distinct(&exe, &[], &|s| s == 0, &|d| d.len() >= 2);
-    assert!(
-        distinct.len() >= 2,
-        "one outcome in {MAX_RECORDINGS} recordings"
-    );
+    let distinct = distinct_recordings("replay_rand_loop", &[], 0);
     for rec in &distinct {
         replay_all_modes(rec);
         let events = rec.events();
