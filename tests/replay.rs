@@ -341,9 +341,9 @@ fn rand_and_time_return_recorded_values() {
 
 /// Random numbers and clock readings in bulk (main alone, then threads
 /// sharing the generator): every distinct recording replays in every mode,
-/// and main's plan holds its values in its results array, not a point each
-/// (plan version 5): a point only where another thread's draw comes
-/// between.
+/// and main's plan holds its values (and its allocations' addresses) in its
+/// results array, not a point each (plan version 5): a point only where
+/// another thread's draw comes between.
 #[test]
 fn bulk_random_numbers_replay_from_the_results_array() {
     let distinct = distinct_recordings("replay_rand_loop", &[], 0);
@@ -354,7 +354,7 @@ fn bulk_random_numbers_replay_from_the_results_array() {
             let of_main = |e: &&common::Event| e.thread == 0 && e.kind == kind;
             events.iter().filter(of_main).count() as u64
         };
-        let draws = |_: u32| count("random") + count("time");
+        let draws = |_: u32| count("random") + count("time") + count("alloc");
         let plan = std::fs::read(rec.trace.join("plans").join("thread-0000.plan")).unwrap();
         let word = |at: usize| u64::from_le_bytes(plan[at..at + 8].try_into().unwrap());
         let (points, results) = (word(16), word(64));

@@ -142,7 +142,6 @@ pub const fn replay_needs_payload(kind: EventKind) -> bool {
             | BarrierDepart
             | SemWait
             | SpinLock
-            | Alloc
             | FatalSignal
             | ProcessExit
             | DescriptorOpen
@@ -156,15 +155,16 @@ pub const fn replay_needs_payload(kind: EventKind) -> bool {
 /// Kinds whose recorded results a plan holds in its results array, one
 /// per event of the thread in order, read in order at replay: the random
 /// number generators (`rand`, `drand48`...; their seeding calls too, whose
-/// argument is checked) and values from outside (time, clocks, process
-/// ids). Such an event is a point only where a pair ends at it (threads
-/// sharing a generator). A program drawing millions of numbers in one
-/// thread (SPLASH's FFT fills its input with 2 M `drand48` calls), or
-/// reading the clock in a loop, then has a plan of 8 bytes per value
-/// instead of a point each, which replay decoded at 45 ns per call and the
-/// replayer verified before the program started.
+/// argument is checked), values from outside (time, clocks, process ids)
+/// and allocations (the address, which replay checks, and an `mmap` asks
+/// for). Such an event is a point only where a pair ends at it (threads
+/// sharing a generator or the heap). A program drawing millions of numbers
+/// in one thread (SPLASH's FFT fills its input with 2 M `drand48` calls),
+/// reading the clock in a loop or allocating in one, then has a plan of 8
+/// bytes per value instead of a point each, which replay decoded at 45 ns
+/// per call and the replayer verified before the program started.
 pub const fn in_results(kind: EventKind) -> bool {
-    matches!(kind, EventKind::Random | EventKind::Time)
+    matches!(kind, EventKind::Random | EventKind::Time | EventKind::Alloc)
 }
 
 /// Kinds that are a point of every plan: those replay needs the result of,
