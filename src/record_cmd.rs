@@ -36,8 +36,9 @@ pub struct RecordArgs {
     /// threads bump: 20-30x fewer waits; a ring buffer or spin lock on atomics: 30x
     /// and more). A thread that spins on what it keeps (polls a flag) gives it back
     /// to the thread waiting for it. Turns still fall anywhere in a thread's code,
-    /// so races such as lost updates still show. 0: turns as fine as the locks allow
-    /// (always so with --chaos); use 0 for programs that synchronise in inline
+    /// so races such as lost updates still show (--chaos keeps N and makes every
+    /// access a point where it may switch threads). 0: turns as fine as the locks
+    /// allow; use 0 for programs that synchronise in inline
     /// assembly, whose order is not recorded and which a kept lock makes replay miss
     /// more often (SPLASH-2's barrier: barnes 0 of 12 replays exact at 64, 12 of 12 at 0).
     #[arg(long, value_name = "N", default_value_t = rr_lite_recorder::session::DEFAULT_QUANTUM)]

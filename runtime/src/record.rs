@@ -235,7 +235,7 @@ impl RecordThread {
     /// published as in flight until the next hook (`handover::
     /// start_reading`), and its clock is past the stripe's last write.
     /// Returns false, holding nothing new, if the stripe is not read-shared.
-    /// Only under the `quantum` (not in chaos recordings nor inside calls).
+    /// Only under the `quantum` (not inside calls).
     #[inline(always)]
     pub(crate) fn try_shared_read(&self, stripe: u32, quantum: u32, access: PlainAccess) -> bool {
         // Inline: every plain read looks; the rest is out of line.
