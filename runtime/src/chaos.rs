@@ -608,23 +608,34 @@ pub(crate) fn at_access(id: u32) -> Option<Stop> {
 /// PCT's part of [`at_access`]: the turn, the step and the turn's events.
 #[inline]
 fn pct_access(id: u32) -> Option<Stop> {
+    let s = entering_event(id)?;
+    if TURN.load(Ordering::Acquire) != id {
+        return Some(Stop::NotItsTurn);
+    }
+    count_step(s);
+    turn_event(id, s).map(|demote| Stop::GiveWay { demote })
+}
+
+/// The slot of thread `id` at the start of one of its events, if it is
+/// scheduled (no longer starting).
+#[inline]
+fn entering_event(id: u32) -> Option<&'static Slot> {
     let s = slot(id)?;
     if s.state.load(Ordering::Relaxed) == ABSENT {
         return None;
     }
     s.starting.store(false, Ordering::Release);
-    if TURN.load(Ordering::Acquire) != id {
-        return Some(Stop::NotItsTurn);
-    }
-    count_step(s);
+    Some(s)
+}
+
+/// Counts an event of the turn holder `id` (slot `s`) on its turn: `None`
+/// if it goes on, else whether it gives the turn away demoted (its turn's
+/// events are used up).
+#[inline]
+fn turn_event(id: u32, s: &Slot) -> Option<bool> {
     let events = s.events.load(Ordering::Relaxed) + 1;
     s.events.store(events, Ordering::Relaxed);
-    if may_go_on(id, s, events) {
-        return None;
-    }
-    Some(Stop::GiveWay {
-        demote: events >= s.limit.load(Ordering::Relaxed),
-    })
+    (!may_go_on(id, s, events)).then(|| events >= s.limit.load(Ordering::Relaxed))
 }
 
 /// Why [`at_access`] stops a thread.
@@ -668,11 +679,7 @@ fn count_step(s: &Slot) {
 }
 
 fn pct_event(id: u32, step: bool) {
-    let Some(s) = slot(id) else { return };
-    if s.state.load(Ordering::Relaxed) == ABSENT {
-        return;
-    }
-    s.starting.store(false, Ordering::Release);
+    let Some(s) = entering_event(id) else { return };
     if TURN.load(Ordering::Acquire) != id {
         // Back from a call, or robbed of the turn: only the holder counts
         // steps, so that the count (and where change points fall) does
@@ -682,12 +689,9 @@ fn pct_event(id: u32, step: bool) {
     if step {
         count_step(s);
     }
-    let events = s.events.load(Ordering::Relaxed) + 1;
-    s.events.store(events, Ordering::Relaxed);
-    if may_go_on(id, s, events) {
-        return;
+    if let Some(demote) = turn_event(id, s) {
+        give_way(id, s, demote);
     }
-    give_way(id, s, events >= s.limit.load(Ordering::Relaxed));
 }
 
 /// The `change`-th change point (from 0) is reached: the running thread's

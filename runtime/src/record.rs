@@ -475,10 +475,11 @@ impl RecordThread {
         if let Some(stripe) = single
             && let Some(since) = self.kept.take(stripe)
         {
-            let spins = || self.spins_on_kept(stripe, writes);
             if !StripeSet::still_held(stripe, me) {
                 self.catch_up_after_takeover();
-            } else if spins() && (self.serial.get() || !StripeSet::reusable(stripe, me)) {
+            } else if self.spins_on_kept(stripe, writes)
+                && (self.serial.get() || !StripeSet::reusable(stripe, me))
+            {
                 // It goes back too, and this thread takes its turn after
                 // the thread that waits for it (serial: after the others,
                 // whose turn it is, since it waits for one of them).

@@ -163,18 +163,27 @@ impl Analyzer {
             });
         }
         self.sink.clear();
-        let barrier = (BarrierRounds::concerns(e.kind, e.addr) && first == last)
-            .then(|| self.barriers.access(e.kind, e.addr, e.thread));
+        let barrier = if BarrierRounds::concerns(e.kind, e.addr) && first == last {
+            self.barriers.access(e.kind, e.addr, e.thread)
+        } else {
+            BarrierAccess::Finder(e.kind.access())
+        };
         match barrier {
-            None => self.find_pairs(first..=last, event, e.kind.access()),
-            Some(BarrierAccess::Finder(access)) => self.find_pairs(first..=last, event, access),
-            Some(BarrierAccess::Releases) => {
-                self.sink.watch();
-                self.find_pairs(first..=last, event, Access::Write);
-                let pairs = self.sink.take_watched();
+            BarrierAccess::Finder(access) => find_pairs(
+                &mut self.finder,
+                &mut self.sink,
+                first..=last,
+                event,
+                access,
+            ),
+            BarrierAccess::Releases => {
+                let finder = &mut self.finder;
+                let pairs = self
+                    .sink
+                    .gathering(|sink| find_pairs(finder, sink, first..=last, event, Access::Write));
                 self.barriers.released(e.addr, pairs);
             }
-            Some(BarrierAccess::Late(pairs)) => {
+            BarrierAccess::Late(pairs) => {
                 for (from, kind) in pairs {
                     self.sink.pair_added(from, event, kind);
                 }
@@ -203,14 +212,6 @@ impl Analyzer {
             self.collect(e, kept_before);
         }
         Ok(())
-    }
-
-    /// The finder's pairs of `event`, an `access` to `granules`.
-    #[inline]
-    fn find_pairs(&mut self, granules: RangeInclusive<u64>, event: EventRef, access: Access) {
-        for granule in granules {
-            self.finder.access(granule, event, access, &mut self.sink);
-        }
     }
 
     /// Hands event `e` (whose kept pairs start at `kept_before`) to the
@@ -347,6 +348,20 @@ impl Analyzer {
             stats,
             recorded,
         }
+    }
+}
+
+/// The finder's pairs of `event`, an `access` to `granules`, into `sink`.
+#[inline]
+fn find_pairs(
+    finder: &mut PairFinder,
+    sink: &mut PairSink,
+    granules: RangeInclusive<u64>,
+    event: EventRef,
+    access: Access,
+) {
+    for granule in granules {
+        finder.access(granule, event, access, sink);
     }
 }
 

@@ -633,7 +633,7 @@ pub(crate) fn wait_next(r: &ReplayThread) -> Option<Point<'static>> {
 
 /// The recorded result of the thread's next event of a kind whose results
 /// the plan holds in its array (`rr_lite_trace::plan::in_results`: random
-/// numbers, values from outside), taken in order; `None` once the array is
+/// numbers, values from outside, allocations), taken in order; `None` once the array is
 /// used up (the thread makes more such calls than recorded: it diverged,
 /// which the count at its end reports).
 pub(crate) fn take_result(r: &ReplayThread) -> Option<u64> {

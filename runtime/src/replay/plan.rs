@@ -1,8 +1,9 @@
 //! A thread's replay plan, mapped read-only: the fixed header, its results
 //! array (read in order, [`Plan::result`]), then the points as a varint
 //! stream (layout in `rr_lite_trace::plan`), which the thread decodes
-//! forward with a [`PlanCursor`], one point ahead, without allocating. The replayer has verified every plan before the program
-//! starts; the runtime checks the header and stops at damaged bytes.
+//! forward with a [`PlanCursor`], one point ahead, without allocating.
+//! The replayer has verified every plan before the program starts; the
+//! runtime checks the header and stops at damaged bytes.
 
 use core::sync::atomic::{AtomicBool, Ordering};
 

@@ -120,10 +120,6 @@ pub struct PairSink {
     pub collapsed_war: u64,
     /// ... and those of them within one thread.
     pub collapsed_war_same_thread: u64,
-    /// While [`PairSink::watch`] is on: the source and kind of every pair
-    /// found for the current event, within one thread too.
-    watched: Vec<(EventRef, DependencyKind)>,
-    watching: bool,
     keep_same_thread: bool,
 }
 
@@ -141,17 +137,25 @@ impl PairSink {
         self.pairs.clear();
     }
 
-    /// Starts gathering the sources of the pairs found from now on (within
-    /// one thread too), until [`PairSink::take_watched`].
-    pub fn watch(&mut self) {
-        self.watched.clear();
-        self.watching = true;
-    }
-
-    /// Stops gathering; the sources gathered since [`PairSink::watch`].
-    pub fn take_watched(&mut self) -> Vec<(EventRef, DependencyKind)> {
-        self.watching = false;
-        std::mem::take(&mut self.watched)
+    /// Runs `find` (which hands pairs to this sink) keeping the pairs within
+    /// one thread too; returns the source and kind of every pair it added,
+    /// and drops those within one thread again unless the sink keeps them.
+    pub fn gathering(
+        &mut self,
+        find: impl FnOnce(&mut PairSink),
+    ) -> Vec<(EventRef, DependencyKind)> {
+        let keep = std::mem::replace(&mut self.keep_same_thread, true);
+        let before = self.pairs.len();
+        find(self);
+        self.keep_same_thread = keep;
+        let gathered = self.pairs[before..]
+            .iter()
+            .map(|p| (p.from, p.kind))
+            .collect();
+        if !keep {
+            self.pairs.retain(|p| !p.is_same_thread());
+        }
+        gathered
     }
 
     /// A pair the finder did not find but the analysis adds (a late barrier
@@ -169,9 +173,6 @@ impl PairSink {
     pub(crate) fn pair(&mut self, from: EventRef, to: EventRef, kind: DependencyKind) {
         let pair = DependencyPair { from, to, kind };
         self.found.add(kind, 1);
-        if self.watching {
-            self.watched.push((from, kind));
-        }
         if pair.is_same_thread() {
             if !self.keep_same_thread {
                 return;

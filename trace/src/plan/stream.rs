@@ -49,11 +49,16 @@ const MIN_WAIT_LEN: u64 = 2;
 /// Bytes of the results array's count, and of each result.
 const RESULT_LEN: usize = 8;
 
-/// Where a plan's results start, and where its points start when it holds
-/// `results` of them (`None` past any file: a damaged count).
-fn points_start(results: u64) -> Option<usize> {
-    let len = usize::try_from(results).ok()?.checked_mul(RESULT_LEN)?;
+/// Where result `i` of a plan's results array starts (`None` past any
+/// file: a damaged count or index).
+fn result_offset(i: u64) -> Option<usize> {
+    let len = usize::try_from(i).ok()?.checked_mul(RESULT_LEN)?;
     (PLAN_HEADER_LEN + RESULT_LEN).checked_add(len)
+}
+
+/// Where a plan's points start when it holds `results` results.
+fn points_start(results: u64) -> Option<usize> {
+    result_offset(results)
 }
 
 /// The count of a plan's results array (0 if the file is too short to
@@ -72,8 +77,7 @@ pub fn result_at(bytes: &[u8], i: u64) -> Option<u64> {
     if i >= results_count(bytes) {
         return None;
     }
-    // (Result `i` starts where the points would with `i` results.)
-    let at = points_start(i)?;
+    let at = result_offset(i)?;
     let b = bytes.get(at..at.checked_add(RESULT_LEN)?)?;
     Some(u64::from_le_bytes(b.try_into().expect("8 bytes")))
 }
@@ -182,19 +186,14 @@ impl<W: std::io::Write + std::io::Seek> PlanWriter<W> {
     pub fn new(mut out: W, thread: u32, mode: PlanMode, results: &[u64]) -> std::io::Result<Self> {
         out.write_all(&[0u8; PLAN_HEADER_LEN])?;
         let mut checksum = PLAN_CHECKSUM.start();
-        let mut chunk = Vec::with_capacity(RESULT_LEN * 1024);
-        chunk.extend_from_slice(&(results.len() as u64).to_le_bytes());
+        let mut write = |bytes: &[u8]| {
+            checksum.update(bytes);
+            out.write_all(bytes)
+        };
+        write(&(results.len() as u64).to_le_bytes())?;
         for block in results.chunks(1024) {
-            block
-                .iter()
-                .for_each(|r| chunk.extend_from_slice(&r.to_le_bytes()));
-            checksum.update(&chunk);
-            out.write_all(&chunk)?;
-            chunk.clear();
-        }
-        if !chunk.is_empty() {
-            checksum.update(&chunk);
-            out.write_all(&chunk)?;
+            let bytes: Vec<u8> = block.iter().flat_map(|r| r.to_le_bytes()).collect();
+            write(&bytes)?;
         }
         Ok(PlanWriter {
             out,
