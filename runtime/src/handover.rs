@@ -43,10 +43,10 @@ struct Holder {
     /// The clock of the thread's last logged event (a waiter for a kept
     /// stripe spins while its holder's moves: `crate::stripes`).
     clock: AtomicU64,
-    /// Stripe + 1 of the thread's last access while that was a read of a
-    /// read-shared stripe (taken without its lock), 0 otherwise; cleared at
-    /// the thread's next hook, when the read is done (`crate::stripes`,
-    /// read-shared stripes).
+    /// Stripe + 1 of the read-shared stripe the thread last read without
+    /// its lock, 0 if none: cleared at a hook that finds the stripe no
+    /// longer shared or that may wait (the read is done by the next hook:
+    /// `crate::stripes`, read-shared stripes).
     reading: AtomicU32,
 }
 

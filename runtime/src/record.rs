@@ -218,6 +218,21 @@ impl RecordThread {
         self.release_set(held);
     }
 
+    /// [`Self::stop_reading`] if the stripe last read without a lock is
+    /// no longer read-shared, else nothing: a thread ending the sharing
+    /// clears the flag first and waits for the mark, so the reader clears
+    /// it at its next hook. Keeping the mark while the stripe stays shared
+    /// spares the full fence of marking it again (an LU's pivot row read
+    /// between writes of the thread's own row: a fence per element).
+    /// Only on paths that do not wait for a stripe.
+    #[inline(always)]
+    pub(crate) fn stop_reading_unless_shared(&self) {
+        let reading = self.reading.get();
+        if reading != 0 && !StripeSet::is_shared(reading - 1) {
+            self.stop_reading();
+        }
+    }
+
     /// The last access was a read of a read-shared stripe without its
     /// lock: at this hook it is done, and a thread ending the sharing need
     /// not wait for it.
@@ -448,14 +463,19 @@ impl RecordThread {
     /// only if free (the kept ones are unlocked before waiting for it).
     /// `writes`: the access writes (only written stripes are kept: see
     /// `StripeSet::claim`).
+    /// `want`: the access's block stripes; a single block's access holds
+    /// its region's stripe instead while the region is whole (see
+    /// "Regions" in `crate::stripes`). Returns the set held.
     #[inline]
-    pub(crate) fn hold_access(&self, set: StripeSet, writes: bool) {
+    pub(crate) fn hold_access(&self, want: StripeSet, writes: bool) -> StripeSet {
         let Some(quantum) = self.quantum() else {
-            return self.hold_next(set);
+            self.hold_next(want);
+            return want;
         };
         let now = self.kept.tick();
         let me = self.id.get();
-        let single = set.single();
+        let mut set = want.for_plain_lock();
+        let mut single = set.single();
         if self.serial.get() && self.spins_serially(!writes && single == Some(self.held_one.get()))
         {
             // Serial: polling what it holds (a plain flag on the fast path,
@@ -470,7 +490,8 @@ impl RecordThread {
             && let Some(stripe) = single
         {
             let private = self.held_private.get();
-            return self.hold_again(set, stripe, writes, now.wrapping_sub(quantum), private);
+            self.hold_again(set, stripe, writes, now.wrapping_sub(quantum), private);
+            return set;
         }
         if let Some(stripe) = single
             && let Some(since) = self.kept.take(stripe)
@@ -495,14 +516,15 @@ impl RecordThread {
                 self.set_held(set, false);
                 self.held_since.set(since);
                 self.held_private.set(false);
-                return;
+                return set;
             }
         }
         if let Some(stripe) = single
             && self.recent.take(stripe)
         {
             if StripeSet::reusable(stripe, me) {
-                return self.hold_again(set, stripe, writes, now.wrapping_sub(quantum), true);
+                self.hold_again(set, stripe, writes, now.wrapping_sub(quantum), true);
+                return set;
             }
             // Another thread waits for it, or took it over while this one
             // slept: it goes back, and this thread takes its turn.
@@ -514,10 +536,33 @@ impl RecordThread {
             self.release_kept();
             crate::chaos::before_event(me, true);
         }
+        if let Some(stripe) = single
+            && StripeSet::is_region(stripe)
+        {
+            if StripeSet::region_contended(stripe, me) {
+                // Threads share the region: its blocks' own stripes from
+                // now on (split waiting holding nothing, as below).
+                self.release_kept();
+                StripeSet::split_region_of(stripe, me);
+            }
+            if StripeSet::region_is_split(stripe) {
+                set = want;
+                single = set.single();
+            }
+        }
         if (self.kept.is_empty() && self.recent.is_empty()) || !set.try_lock_single(me) {
             // Wait holding nothing: no thread waits for stripes a waiting
             // thread keeps.
             self.release_kept();
+            set.lock(me);
+        }
+        if single.is_some_and(StripeSet::region_is_split) {
+            // Split by another thread before this one got the region's
+            // stripe: the block's own instead, taken holding nothing.
+            self.release_set(set);
+            self.release_kept();
+            set = want;
+            single = set.single();
             set.lock(me);
         }
         // A stripe several threads read in turn becomes read-shared when
@@ -540,6 +585,7 @@ impl RecordThread {
             _ => now.wrapping_sub(quantum),
         };
         self.held_since.set(since);
+        set
     }
 
     /// Counts an access to kept `stripe` (`writes`: a write); returns

@@ -37,7 +37,8 @@
 //! stripe it reads (`handover::start_reading`, a store and a full fence in
 //! its own cache line), checks again that the stripe is still shared,
 //! takes `max(thread clock, stripe clock) + 1` (past the last write) and
-//! logs; the mark stays until its next hook, by when the read is done.
+//! logs; the mark stays until a hook that finds the stripe no longer
+//! shared, or that may wait (the read is done by the next hook).
 //! Whoever locks a shared stripe next (a writer, or a reader that found it
 //! not shared) ends the sharing (`end_sharing`): it clears the flag, fences,
 //! waits until no thread's mark names the stripe (the fences pair: each
@@ -49,6 +50,29 @@
 //! any stripe (so a holder waiting for readers never waits for a thread
 //! that waits for it); reads of one stripe may get equal clocks, which is
 //! harmless: reads commute.
+//!
+//! Regions: a plain access under the quantum locks the stripe of its
+//! 1 KiB region (16 blocks, [`plain_stripe`]) while the region is whole,
+//! so that a loop walking its own array takes a new stripe every 1 KiB
+//! instead of every 64 bytes (each new stripe costs unlocking the oldest
+//! recent one, locking this one: some 600 instructions and three locked
+//! ones). Threads that share a region take turns on its stripe until one
+//! has found it busy [`SPLIT_AFTER`] times; then the region is *split*
+//! for good (`split_region`): its plain accesses take their blocks' own
+//! stripes, so threads whose data only neighbour are not serialised. Every
+//! other event (interposed calls, ranges, recording without the quantum)
+//! locks block stripes only, after splitting their regions
+//! ([`StripeSet::lock`]). Invariants: a region is split only by a holder
+//! of its stripe, once; the split raises its block stripes' clocks to the
+//! region stripe's, so every entry on a block stripe orders after every
+//! entry on the region's; block stripes of a whole region are never held
+//! (everything that locks them splits the region first, holding nothing
+//! else a region's holder could wait for); a thread that locked a
+//! region's stripe after reading the region whole looks again and takes
+//! the block's stripe instead if it was split meanwhile (holding the
+//! region's stripe throughout, a thread cannot see it split). So two
+//! conflicting accesses still share a stripe, or one follows the split and
+//! the other precedes it.
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -62,7 +86,16 @@ use crate::sys::{futex_wait, futex_wake_all};
 pub(crate) const GRANULE_SHIFT: u32 = 6;
 pub(crate) const DATA_STRIPES: u32 = 1 << 15;
 pub(crate) const PSEUDO_STRIPES: u32 = 1 << 10;
-const STRIPES: usize = (DATA_STRIPES + PSEUDO_STRIPES) as usize;
+/// log2 of the bytes one region covers (see "Regions" above).
+const REGION_SHIFT: u32 = 10;
+/// Data stripes (blocks) per region.
+const REGION_BLOCKS: u32 = 1 << (REGION_SHIFT - GRANULE_SHIFT);
+/// Region stripes: the same period as the data stripes (2 MiB), so that
+/// every data stripe belongs to exactly one region stripe.
+const REGIONS: u32 = DATA_STRIPES / REGION_BLOCKS;
+/// Index of the first region stripe (after the data and pseudo stripes).
+const REGION_BASE: u32 = DATA_STRIPES + PSEUDO_STRIPES;
+const STRIPES: usize = (DATA_STRIPES + PSEUDO_STRIPES + REGIONS) as usize;
 /// Longest a parked waiter sleeps before re-checking: wake-ups are not
 /// lost, but a holder asleep outside the runtime never sends one.
 const HANDOVER_CHECK_NS: u64 = handover::HANDOVER_AFTER_NS / 2;
@@ -270,6 +303,72 @@ impl Stripe {
 }
 
 static TABLE: [Stripe; STRIPES] = [const { Stripe::new() }; STRIPES];
+
+/// Per region: 0 while its plain accesses take the region's stripe, 1 once
+/// they take their blocks' own (see "Regions" above). Only ever goes from
+/// 0 to 1, and only while the region's stripe is locked.
+static REGION_SPLIT: [AtomicU32; REGIONS as usize] =
+    [const { AtomicU32::new(0) }; REGIONS as usize];
+
+/// Per region: how many times a thread found its stripe busy (held or
+/// waited for by another thread) while the region was whole.
+static REGION_CONTENTION: [AtomicU32; REGIONS as usize] =
+    [const { AtomicU32::new(0) }; REGIONS as usize];
+/// Times a region's stripe is found busy before the region is split.
+/// Threads whose data merely neighbour (an FFT's slices, exchanged between
+/// stages) meet a few times per region and gain from keeping it whole
+/// (`fft 19 4 2` recorded in 1.2 s with 64, 1.4 s with 1); threads that
+/// really share a region (bank accounts, a shared index) split it within
+/// the first moments of the run either way.
+const SPLIT_AFTER: u32 = 64;
+
+/// The stripe a plain access whose one block is data stripe `block` locks
+/// now: its region's, or, once the region is split, the block's own. A
+/// thread that then locks a region stripe looks again
+/// ([`StripeSet::region_is_split`]): the region may have been split before
+/// it got the lock.
+#[inline(always)]
+pub(crate) fn plain_stripe(block: u32) -> u32 {
+    let region = block / REGION_BLOCKS;
+    if REGION_SPLIT[region as usize].load(Ordering::Acquire) == 0 {
+        REGION_BASE + region
+    } else {
+        block
+    }
+}
+
+/// Splits the region of data stripe `block`, unless it is already: its
+/// plain accesses take their blocks' stripes from now on. Locks the
+/// region's stripe (waiting for its holder: the caller holds nothing a
+/// holder of a region stripe could wait for) unless `me` holds it, raises
+/// the block stripes' clocks to the region's, so that every access on a
+/// block stripe orders after every entry logged on the region's, then
+/// marks the region split. No thread used the block stripes meanwhile:
+/// plain accesses took the region's, and every other event locks its
+/// blocks' stripes only after splitting their regions (`StripeSet::lock`).
+fn split_region(block: u32, me: u32) {
+    let region = block / REGION_BLOCKS;
+    let split = &REGION_SPLIT[region as usize];
+    if split.load(Ordering::Acquire) != 0 {
+        return;
+    }
+    let stripe = &TABLE[(REGION_BASE + region) as usize];
+    let held = stripe.holder.load(Ordering::Acquire) == me + 1;
+    if !held {
+        stripe.lock(me);
+    }
+    if split.load(Ordering::Acquire) == 0 {
+        let clock = stripe.clock.load(Ordering::Relaxed);
+        let first = region * REGION_BLOCKS;
+        for block in &TABLE[first as usize..(first + REGION_BLOCKS) as usize] {
+            block.clock.fetch_max(clock, Ordering::Relaxed);
+        }
+        split.store(1, Ordering::Release);
+    }
+    if !held {
+        stripe.unlock(me);
+    }
+}
 
 /// A set of stripe indices as at most four ascending, disjoint runs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -517,16 +616,75 @@ impl StripeSet {
         TABLE[i as usize].holder.load(Ordering::Acquire) == me + 1
     }
 
-    /// Locks every stripe, in ascending order, for thread `me`.
+    /// Locks every stripe, in ascending order, for thread `me`; the
+    /// regions of its block stripes are split first.
     pub(crate) fn lock(&self, me: u32) {
+        self.split_regions(me);
         self.indices().for_each(|i| TABLE[i].lock(me));
     }
 
-    /// Locks, in ascending order, the stripes for which `wanted` holds.
+    /// Locks, in ascending order, the stripes for which `wanted` holds
+    /// (regions split first, as by [`Self::lock`]).
     pub(crate) fn lock_where(&self, me: u32, wanted: impl Fn(u32) -> bool) {
+        self.split_regions(me);
         self.indices()
             .filter(|&i| wanted(i as u32))
             .for_each(|i| TABLE[i].lock(me));
+    }
+
+    /// Splits the region of every block stripe in the set: what locks a
+    /// block's own stripe must find no plain access on the region's.
+    fn split_regions(&self, me: u32) {
+        for &(start, count) in self.runs() {
+            if start < DATA_STRIPES {
+                let regions = start / REGION_BLOCKS..=(start + count - 1) / REGION_BLOCKS;
+                regions.for_each(|region| split_region(region * REGION_BLOCKS, me));
+            }
+        }
+    }
+
+    /// Whether `stripe` is a region's stripe that is split now (its thread
+    /// took it after reading the region whole: it must take the block's
+    /// own instead).
+    #[inline]
+    pub(crate) fn region_is_split(stripe: u32) -> bool {
+        Self::is_region(stripe)
+            && REGION_SPLIT[(stripe - REGION_BASE) as usize].load(Ordering::Acquire) != 0
+    }
+
+    /// The set of plain access's one `block` stripe, as it is locked now:
+    /// its region's or its own ([`plain_stripe`]); other sets unchanged.
+    #[inline]
+    pub(crate) fn for_plain_lock(&self) -> StripeSet {
+        match self.single() {
+            Some(block) if block < DATA_STRIPES => StripeSet::of_stripe(plain_stripe(block)),
+            _ => *self,
+        }
+    }
+
+    /// Whether `stripe` is a region's.
+    #[inline]
+    pub(crate) fn is_region(stripe: u32) -> bool {
+        stripe >= REGION_BASE
+    }
+
+    /// Whether region stripe `stripe` is worth splitting now: another
+    /// thread holds or waits for it, for the [`SPLIT_AFTER`]th time.
+    pub(crate) fn region_contended(stripe: u32, me: u32) -> bool {
+        let table = &TABLE[stripe as usize];
+        // (Free when the next ticket is the one served; holder 0 while it
+        // is handed on.)
+        let busy = table.holder.load(Ordering::Relaxed) != me + 1
+            && table.next_ticket.load(Ordering::Relaxed)
+                != table.now_serving.load(Ordering::Relaxed);
+        busy && REGION_CONTENTION[(stripe - REGION_BASE) as usize].fetch_add(1, Ordering::Relaxed)
+            >= SPLIT_AFTER - 1
+    }
+
+    /// Splits the region of region stripe `stripe` ([`split_region`]). The
+    /// caller holds no other stripe.
+    pub(crate) fn split_region_of(stripe: u32, me: u32) {
+        split_region((stripe - REGION_BASE) * REGION_BLOCKS, me);
     }
 
     /// Unlocks what [`Self::lock_where`] locked with the same `wanted`.
@@ -638,6 +796,57 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The block stripe of `addr` (a plain access of 8 bytes).
+    fn block_of(addr: u64) -> u32 {
+        StripeSet::single_data_stripe(addr, 8).unwrap()
+    }
+
+    #[test]
+    fn a_region_is_one_stripe_until_a_lock_of_its_blocks_splits_it() {
+        let addr = 0x5555_0000;
+        let (first, last) = (block_of(addr), block_of(addr + (1 << REGION_SHIFT) - 8));
+        let region = plain_stripe(first);
+        assert!(StripeSet::is_region(region));
+        assert_eq!(plain_stripe(last), region, "one region covers 1 KiB");
+        assert_ne!(plain_stripe(block_of(addr + (1 << REGION_SHIFT))), region);
+        // Entries logged on the region's stripe.
+        let whole = StripeSet::of_stripe(region);
+        whole.lock(0);
+        let logged = whole.advance_clock(100);
+        whole.unlock(0);
+        // An interposed call's event locks the block's own stripe: the
+        // region is split first, and every block stripe's clock is past
+        // what was logged on the region's.
+        let call = StripeSet::for_access(addr + 64, 8);
+        call.lock(0);
+        call.unlock(0);
+        assert!(StripeSet::region_is_split(region));
+        assert_eq!(plain_stripe(first), first);
+        assert_eq!(plain_stripe(last), last);
+        for block in first..=last {
+            assert!(TABLE[block as usize].clock.load(Ordering::Relaxed) >= logged);
+        }
+    }
+
+    #[test]
+    fn a_region_splits_when_found_busy_often_enough() {
+        let addr = 0x6666_0000;
+        let region = plain_stripe(block_of(addr));
+        let whole = StripeSet::of_stripe(region);
+        assert!(!StripeSet::region_contended(region, 0), "free");
+        whole.lock(1);
+        assert!(!StripeSet::region_contended(region, 1), "its own holder");
+        for _ in 1..SPLIT_AFTER {
+            assert!(!StripeSet::region_contended(region, 0));
+        }
+        assert!(StripeSet::region_contended(region, 0));
+        // Held by thread 1, which splits it itself (a waiter would wait).
+        StripeSet::split_region_of(region, 1);
+        assert!(StripeSet::region_is_split(region));
+        whole.unlock(1);
+        assert_eq!(plain_stripe(block_of(addr)), block_of(addr));
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub(crate) use outputs::drain_outputs;
 use crate::mode::{self, Mode};
 use crate::record::Acquired;
 use crate::replay::{self, DivergenceDetail};
-use crate::stripes::StripeSet;
+use crate::stripes::{StripeSet, plain_stripe};
 use crate::thread::ThreadState;
 
 /// What replay does for an emulated call.
@@ -337,15 +337,17 @@ fn log_plain_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site
     if quantum.is_some() {
         t.record.chaos_point();
     }
-    let single = quantum.zip(StripeSet::single_data_stripe(addr, size));
+    // (Its region's stripe while the region is whole: `crate::stripes`.)
+    let single = quantum.zip(StripeSet::single_data_stripe(addr, size).map(plain_stripe));
     if let Some((quantum, stripe)) = single
         && !writes
         && t.record.try_shared_read(stripe, quantum, access)
     {
         return;
     }
-    // The last access, if a read without a lock, is done.
-    t.record.stop_reading();
+    // The last read without a lock is done: its mark stays while the
+    // stripe is still read-shared (no fence when the thread reads it again).
+    t.record.stop_reading_unless_shared();
     if let Some((quantum, stripe)) = single
         && t.record.hold_access_fast(stripe, quantum, writes)
     {
@@ -353,8 +355,11 @@ fn log_plain_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site
             .record
             .append_on_stripe(stripe, access, PRIVATE_CLOCK_STEP);
     }
-    let set = StripeSet::for_access(addr, size);
-    t.record.hold_access(set, writes);
+    // (Cleared before anything that may wait: see `stop_reading`.)
+    t.record.stop_reading();
+    let set = t
+        .record
+        .hold_access(StripeSet::for_access(addr, size), writes);
     match set.single() {
         // The fast path's clock and compact append (the same bytes as the
         // general append, which builds an entry and looks at its kind
@@ -430,7 +435,7 @@ pub(crate) fn log_keeping_stripe<R>(
         return log_after_call(kind, addr, size, site, op, |_| 0);
     };
     on_tracked_thread(|t| {
-        hold_to_keep(t, set, kind != EventKind::AtomicLoad);
+        let set = hold_to_keep(t, set, kind != EventKind::AtomicLoad);
         let result = t.record.guarded(op);
         busy(t, || t.record.append_on(set, kind, addr, size, site, 0));
         result
@@ -457,13 +462,13 @@ pub(crate) fn record_spin_lock(addr: u64, site: u64, try_lock: impl Fn() -> i32)
     on_tracked_thread(|t| {
         let mut tries = 0u32;
         loop {
-            hold_to_keep(t, set, true);
+            let held = hold_to_keep(t, set, true);
             let r = t.record.guarded(&try_lock);
             if r != libc::EBUSY {
                 let payload = r as u64;
                 busy(t, || {
                     t.record
-                        .append_on(set, EventKind::SpinLock, addr, 0, site, payload)
+                        .append_on(held, EventKind::SpinLock, addr, 0, site, payload)
                 });
                 return Some(r);
             }
@@ -497,13 +502,14 @@ fn stripe_to_keep(addr: u64, size: u64) -> Option<StripeSet> {
 
 /// Holds `set` (from [`stripe_to_keep`]) for an operation the hook performs
 /// itself, as a plain access's stripe (`writes`: the operation writes).
-fn hold_to_keep(t: &ThreadState, set: StripeSet, writes: bool) {
+/// Returns the set held (the region's stripe, maybe: `crate::stripes`).
+fn hold_to_keep(t: &ThreadState, set: StripeSet, writes: bool) -> StripeSet {
     busy(t, || {
         t.record.chaos_point();
         // (The last access, if a read without a lock, is done.)
         t.record.stop_reading();
-        t.record.hold_access(set, writes);
-    });
+        t.record.hold_access(set, writes)
+    })
 }
 
 /// Tries of a busy spin lock between yields of the processor
