@@ -578,7 +578,9 @@ impl RecordThread {
             .set(single.is_some_and(|stripe| StripeSet::private_to(stripe, me)));
         let since = match single {
             Some(stripe)
-                if StripeSet::claim(stripe, me, writes) && self.kept.worth_keeping(quantum) =>
+                if StripeSet::claim(stripe, me, writes)
+                    && !StripeSet::split_if_written_in_turn(stripe, me)
+                    && self.kept.worth_keeping(quantum) =>
             {
                 self.kept.jittered_start(now, quantum, me)
             }
