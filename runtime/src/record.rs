@@ -272,10 +272,30 @@ impl RecordThread {
             }
         }
         let now = self.kept.tick();
-        self.retire_held(now, quantum, None);
+        if !self.keeps_held_across(now, quantum) {
+            self.retire_held(now, quantum, None);
+        }
         let clock = StripeSet::shared_read_clock(stripe, self.clock.get());
         self.log_plain_access(clock, access, true);
         true
+    }
+
+    /// Whether a read without a lock at hook `now` may leave the last
+    /// access's stripe held as it is, instead of retiring it: it is one
+    /// private stripe that `retire_held` would only move among the recent
+    /// ones (still held), nothing is kept for the quantum and no recent
+    /// stripe is due. An LU's row then stays held across the pivot row's
+    /// read between its own read and write (`hold_access_fast` finds it
+    /// held), instead of going to the recent ones and being traded back.
+    #[inline]
+    fn keeps_held_across(&self, now: u32, quantum: u32) -> bool {
+        let held = self.held_one.get();
+        self.kept.is_empty()
+            && !crate::quantum::recent_scan_at(now)
+            && (held == HELD_NOTHING
+                || (held < HELD_SEVERAL
+                    && self.held_private.get()
+                    && now.wrapping_sub(self.held_since.get()) >= quantum))
     }
 
     /// Unlocks `set`, carrying the thread's clock.
