@@ -29,9 +29,7 @@
 //! - a kept stripe goes back after `QUANTUM` hooks of its holder, when
 //!   more than [`MAX_KEPT`] are kept (oldest first), or once its holder
 //!   has left it unused for [`IDLE_HOOKS`] while another thread waits for
-//!   it (looked at every [`KEPT_CHECK_EVERY`]th hook, and at every hook
-//!   that takes the general path), so a waiter waits for at most a
-//!   quantum of the holder's hooks, and
+//!   it, so a waiter waits for at most a quantum of the holder's hooks, and
 //!   only while the holder keeps using the stripe; a holder that spins
 //!   (reads one kept stripe again and again: a flag, a ring buffer's
 //!   index) gives back at once those another thread waits for
@@ -377,21 +375,6 @@ pub(crate) const RECENT_HOOKS: u32 = 64;
 /// every 8th hook made a fifth of a loop's accesses take the general path
 /// (`lu 120 1` under callgrind: 651 M instructions recorded, 601 M with 32).
 const RECENT_SCAN_EVERY: u32 = 32;
-
-/// While stripes are kept, the hooks that look at them (expired, or idle
-/// and wanted: `RecordThread::retire_held`) on the general path; the
-/// others may take the fast path (`RecordThread::hold_access_fast`), which
-/// leaves them as they are. Every hook looked: a thread keeping a shared
-/// stripe sent every access, its private data's included, down the
-/// general path (`racy_share 200000 2 100` under callgrind: 37 % of its
-/// accesses, 489 instructions per access recorded).
-const KEPT_CHECK_EVERY: u32 = 4;
-
-/// Whether hook `now` looks at the kept stripes, if any.
-#[inline]
-pub(crate) fn kept_check_at(now: u32) -> bool {
-    now.is_multiple_of(KEPT_CHECK_EVERY)
-}
 
 /// Whether hook `now` looks for expired recent stripes.
 #[inline]

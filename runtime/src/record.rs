@@ -295,14 +295,14 @@ impl RecordThread {
     /// Whether a read without a lock at hook `now` may leave the last
     /// access's stripe held as it is, instead of retiring it: it is one
     /// private stripe that `retire_held` would only move among the recent
-    /// ones (still held), and no kept or recent stripe is due for a look.
-    /// An LU's row then stays held across the pivot row's
+    /// ones (still held), nothing is kept for the quantum and no recent
+    /// stripe is due. An LU's row then stays held across the pivot row's
     /// read between its own read and write (`hold_access_fast` finds it
     /// held), instead of going to the recent ones and being traded back.
     #[inline]
     fn keeps_held_across(&self, now: u32, quantum: u32) -> bool {
         let held = self.held_one.get();
-        (self.kept.is_empty() || !crate::quantum::kept_check_at(now))
+        self.kept.is_empty()
             && !crate::quantum::recent_scan_at(now)
             && (held == HELD_NOTHING
                 || (held < HELD_SEVERAL
@@ -347,9 +347,8 @@ impl RecordThread {
     /// The common case of [`Self::hold_access`] in a few instructions: the
     /// access's one `stripe` is the one the thread holds from its last
     /// access, or one of its recent private stripes; no other thread waits
-    /// for it; the kept stripes are not due for a look at this hook
-    /// (`quantum::kept_check_at`), the last access's stripe is not kept
-    /// (its quantum is over). Does what `hold_access`
+    /// for it; nothing is kept for the quantum, the last access's stripe
+    /// is not kept either (its quantum is over). Does what `hold_access`
     /// does then (the hook counted, the recent stripes due at this hook
     /// given back, the last access's private stripe among the recent ones,
     /// `stripe` held for this access) and returns true; returns false
@@ -359,7 +358,7 @@ impl RecordThread {
     #[inline(always)]
     pub(crate) fn hold_access_fast(&self, stripe: u32, quantum: u32, writes: bool) -> bool {
         let now = self.kept.hooks().wrapping_add(1);
-        if !self.kept.is_empty() && crate::quantum::kept_check_at(now) {
+        if !self.kept.is_empty() {
             return false;
         }
         if crate::quantum::recent_scan_at(now) {
