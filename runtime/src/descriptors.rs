@@ -188,11 +188,84 @@ pub(crate) fn keep_above_floor(fd: i32) -> i32 {
     high as i32
 }
 
+/// Renumbers `fd`, just given to the program by a call that may block
+/// (and so ran without the lock: a FIFO's open, accept), to the lowest
+/// free number if that is lower, under the lock. The kernel gave out the
+/// lowest number free when the call returned, which a descriptor the
+/// runtime held for a moment then (a thread's input file created at its
+/// first read, say) may have pushed up in one mode and not the other;
+/// renumbered, the number is the lowest free once the runtime's own are
+/// closed, in record and in replay alike. A descriptor the program frees
+/// in that moment in another thread was a race on the numbers anyway
+/// (README, limits).
+pub(crate) fn lowest_free_number(fd: i32) -> i32 {
+    if fd < 0 {
+        return fd;
+    }
+    locked(|| {
+        // SAFETY: raw fcntl calls on the descriptor the program was just
+        // given (not the program's fcntl wrapper, not an event).
+        let lower = unsafe {
+            let flags = libc::syscall(libc::SYS_fcntl, fd, libc::F_GETFD);
+            let dup = if flags >= 0 && flags & i64::from(libc::FD_CLOEXEC) != 0 {
+                libc::F_DUPFD_CLOEXEC
+            } else {
+                libc::F_DUPFD
+            };
+            libc::syscall(libc::SYS_fcntl, fd, dup, 0)
+        };
+        match i32::try_from(lower) {
+            Ok(lower) if lower >= 0 && lower < fd => {
+                sys::close_raw(fd);
+                lower
+            }
+            Ok(lower) => {
+                sys::close_raw(lower);
+                fd
+            }
+            Err(_) => fd,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::Arc;
     use std::time::{Duration, Instant};
+
+    fn open_null(cloexec: bool) -> i32 {
+        let flags = libc::O_RDONLY | if cloexec { libc::O_CLOEXEC } else { 0 };
+        sys::open_raw(b"/dev/null\0", flags)
+    }
+
+    fn is_cloexec(fd: i32) -> bool {
+        // SAFETY: F_GETFD on a descriptor the test owns.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+        flags >= 0 && flags & libc::FD_CLOEXEC != 0
+    }
+
+    #[test]
+    fn a_blocking_calls_descriptor_moves_to_the_lowest_free_number() {
+        for cloexec in [false, true] {
+            let hole = open_null(false);
+            let given = open_null(cloexec);
+            assert!(hole >= 0 && given > hole);
+            sys::close_raw(hole);
+            let renumbered = lowest_free_number(given);
+            // (Another test's thread may take the hole meanwhile: then a
+            // number below `given` or `given` itself.)
+            assert!(renumbered <= given);
+            assert_eq!(is_cloexec(renumbered), cloexec, "flags kept");
+            if renumbered != given {
+                // SAFETY: F_GETFD on a descriptor number, open or closed.
+                let flags = unsafe { libc::fcntl(given, libc::F_GETFD) };
+                assert_eq!(flags, -1, "old one closed");
+            }
+            sys::close_raw(renumbered);
+        }
+        assert_eq!(lowest_free_number(-1), -1);
+    }
 
     /// The holder parks until another thread has taken the lock: without
     /// lending, the other thread waits for the holder and the park runs

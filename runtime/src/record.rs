@@ -615,7 +615,7 @@ impl RecordThread {
         let since = match single {
             Some(stripe)
                 if StripeSet::claim(stripe, me, writes)
-                    && !StripeSet::split_if_written_in_turn(stripe, me)
+                    && !StripeSet::note_written_in_turn(stripe)
                     && self.kept.worth_keeping(quantum) =>
             {
                 self.kept.jittered_start(now, quantum, me)

@@ -64,7 +64,9 @@
 //! other event (interposed calls, ranges, recording without the quantum)
 //! locks block stripes only, after splitting their regions
 //! ([`StripeSet::lock`]). Invariants: a region is split only by a holder
-//! of its stripe, once; the split raises its block stripes' clocks to the
+//! of its stripe, once, and one that logs nothing on that stripe after
+//! (a thread that finds it due while holding it leaves the split to the
+//! next taker: `StripeSet::note_written_in_turn`); the split raises its block stripes' clocks to the
 //! region stripe's, so every entry on a block stripe orders after every
 //! entry on the region's; block stripes of a whole region are never held
 //! (everything that locks them splits the region first, holding nothing
@@ -349,7 +351,7 @@ pub(crate) fn plain_stripe(block: u32) -> u32 {
 /// Splits the region of data stripe `block`, unless it is already: its
 /// plain accesses take their blocks' stripes from now on. Locks the
 /// region's stripe (waiting for its holder: the caller holds nothing a
-/// holder of a region stripe could wait for) unless `me` holds it, raises
+/// holder of a region stripe could wait for, nor the stripe itself), raises
 /// the block stripes' clocks to the region's, so that every access on a
 /// block stripe orders after every entry logged on the region's, then
 /// marks the region split. No thread used the block stripes meanwhile:
@@ -362,10 +364,13 @@ fn split_region(block: u32, me: u32) {
         return;
     }
     let stripe = &TABLE[(REGION_BASE + region) as usize];
-    let held = stripe.holder.load(Ordering::Acquire) == me + 1;
-    if !held {
-        stripe.lock(me);
-    }
+    // (A holder splitting its own region's stripe would log its access on
+    // it after the split, unordered against the blocks' stripes.)
+    debug_assert!(
+        stripe.holder.load(Ordering::Acquire) != me + 1,
+        "a region split by its holder"
+    );
+    stripe.lock(me);
     if split.load(Ordering::Acquire) == 0 {
         let clock = stripe.clock.load(Ordering::Relaxed);
         let first = region * REGION_BLOCKS;
@@ -374,9 +379,7 @@ fn split_region(block: u32, me: u32) {
         }
         split.store(1, Ordering::Release);
     }
-    if !held {
-        stripe.unlock(me);
-    }
+    stripe.unlock(me);
 }
 
 /// A set of stripe indices as at most four ascending, disjoint runs.
@@ -677,33 +680,39 @@ impl StripeSet {
         stripe >= REGION_BASE
     }
 
-    /// Whether region stripe `stripe` is worth splitting now: another
-    /// thread holds or waits for it, for the [`SPLIT_AFTER`]th time.
+    /// Whether region stripe `stripe` is to be split now: it is due
+    /// ([`Self::note_written_in_turn`]), or another thread holds or waits
+    /// for it, for the [`SPLIT_AFTER`]th time. The caller, which holds no
+    /// stripe, then splits it ([`Self::split_region_of`]).
     pub(crate) fn region_contended(stripe: u32, me: u32) -> bool {
+        let count = &REGION_CONTENTION[(stripe - REGION_BASE) as usize];
+        if count.load(Ordering::Relaxed) >= SPLIT_AFTER {
+            return true;
+        }
         let table = &TABLE[stripe as usize];
         // (Free when the next ticket is the one served; holder 0 while it
         // is handed on.)
         let busy = table.holder.load(Ordering::Relaxed) != me + 1
             && table.next_ticket.load(Ordering::Relaxed)
                 != table.now_serving.load(Ordering::Relaxed);
-        busy && REGION_CONTENTION[(stripe - REGION_BASE) as usize].fetch_add(1, Ordering::Relaxed)
-            >= SPLIT_AFTER - 1
+        busy && count.fetch_add(1, Ordering::Relaxed) >= SPLIT_AFTER - 1
     }
 
-    /// Region stripe `stripe`, which `me` holds, was written by another
-    /// thread before or is written by `me` now after another held it
-    /// ([`Self::claim`]): counted as a contention, and the region split
-    /// (by `me`, its holder) at the [`SPLIT_AFTER`]th. Returns whether it
-    /// was split: then it is not worth keeping for the quantum.
-    pub(crate) fn split_if_written_in_turn(stripe: u32, me: u32) -> bool {
-        if !Self::is_region(stripe)
-            || REGION_CONTENTION[(stripe - REGION_BASE) as usize].fetch_add(1, Ordering::Relaxed)
-                < WRITTEN_SPLIT_AFTER - 1
-        {
+    /// Region stripe `stripe`, which the caller holds, was written by
+    /// another thread before or is written now after another held it
+    /// ([`Self::claim`]): counted towards its split, [`WRITTEN_SPLIT_AFTER`]
+    /// such takes making it due. Returns whether it is due: then it is not
+    /// worth keeping for the quantum, and the next thread to take it on
+    /// the general path splits it. Not its holder now: an access logged on
+    /// the region's stripe after the split would not be ordered against
+    /// one on its block's stripe.
+    pub(crate) fn note_written_in_turn(stripe: u32) -> bool {
+        if !Self::is_region(stripe) {
             return false;
         }
-        Self::split_region_of(stripe, me);
-        true
+        let count = &REGION_CONTENTION[(stripe - REGION_BASE) as usize];
+        count.fetch_add(SPLIT_AFTER / WRITTEN_SPLIT_AFTER, Ordering::Relaxed)
+            >= SPLIT_AFTER - SPLIT_AFTER / WRITTEN_SPLIT_AFTER
     }
 
     /// Splits the region of region stripe `stripe` ([`split_region`]). The
@@ -867,27 +876,88 @@ mod tests {
             assert!(!StripeSet::region_contended(region, 0));
         }
         assert!(StripeSet::region_contended(region, 0));
-        // Held by thread 1, which splits it itself (a waiter would wait).
-        StripeSet::split_region_of(region, 1);
-        assert!(StripeSet::region_is_split(region));
+        // Thread 0 splits it once thread 1 gives it back.
         whole.unlock(1);
+        StripeSet::split_region_of(region, 0);
+        assert!(StripeSet::region_is_split(region));
         assert_eq!(plain_stripe(block_of(addr)), block_of(addr));
     }
 
     #[test]
-    fn a_region_written_in_turn_is_split_by_its_holder() {
+    fn a_region_written_in_turn_is_due_for_the_next_taker_to_split() {
         let addr = 0x7777_4000;
         let region = plain_stripe(block_of(addr));
         let whole = StripeSet::of_stripe(region);
         whole.lock(2);
         for _ in 1..WRITTEN_SPLIT_AFTER {
-            assert!(!StripeSet::split_if_written_in_turn(region, 2));
+            assert!(!StripeSet::note_written_in_turn(region));
         }
-        assert!(!StripeSet::region_is_split(region));
-        assert!(StripeSet::split_if_written_in_turn(region, 2));
-        assert!(StripeSet::region_is_split(region));
+        assert!(StripeSet::note_written_in_turn(region));
+        assert!(!StripeSet::region_is_split(region), "not by its holder");
         whole.unlock(2);
-        assert!(!StripeSet::split_if_written_in_turn(block_of(addr), 2));
+        // Due: the next thread taking it splits it, busy or not.
+        assert!(StripeSet::region_contended(region, 0));
+        StripeSet::split_region_of(region, 0);
+        assert!(StripeSet::region_is_split(region));
+        assert!(!StripeSet::note_written_in_turn(block_of(addr)));
+    }
+
+    /// Threads updating the granules of one region, as plain accesses do
+    /// under the quantum (the region's stripe while it is whole, looked at
+    /// again once locked), while the region is split under them: no update
+    /// is lost, and each granule's accesses get growing clocks across the
+    /// split (the order the log needs).
+    #[test]
+    fn a_region_split_under_its_users_keeps_them_exclusive_and_ordered() {
+        const THREADS: u32 = 4;
+        const UPDATES: u64 = 20_000;
+        const GRANULES: usize = 1 << (REGION_SHIFT - 3);
+        let base = 0x4444_0000u64;
+        let counts: Vec<AtomicU64> = (0..GRANULES).map(|_| AtomicU64::new(0)).collect();
+        let clocks: Vec<AtomicU64> = (0..GRANULES).map(|_| AtomicU64::new(0)).collect();
+        std::thread::scope(|scope| {
+            for me in 0..THREADS {
+                let (counts, clocks) = (&counts, &clocks);
+                scope.spawn(move || {
+                    let mut thread_clock = 0;
+                    for i in 0..UPDATES {
+                        let granule = ((i * 7 + u64::from(me) * 13) as usize) % GRANULES;
+                        let block = block_of(base + 8 * granule as u64);
+                        let mut stripe = plain_stripe(block);
+                        if me == 1 && i == UPDATES / 4 {
+                            StripeSet::split_region_of(stripe, me);
+                        }
+                        let mut set = StripeSet::of_stripe(stripe);
+                        set.lock(me);
+                        if StripeSet::region_is_split(stripe) {
+                            set.raise_clock(thread_clock);
+                            set.unlock(me);
+                            stripe = block;
+                            set = StripeSet::of_stripe(stripe);
+                            set.lock(me);
+                        }
+                        thread_clock = StripeSet::advance_stripe_clock(
+                            stripe,
+                            thread_clock,
+                            SYNCED_CLOCK_STEP,
+                        );
+                        let last = clocks[granule].swap(thread_clock, Ordering::Relaxed);
+                        assert!(
+                            thread_clock > last,
+                            "granule {granule}: {last} then {thread_clock}"
+                        );
+                        // A plain read-modify-write: lost if two threads overlap.
+                        let n = counts[granule].load(Ordering::Relaxed);
+                        counts[granule].store(n + 1, Ordering::Relaxed);
+                        set.raise_clock(thread_clock);
+                        set.unlock(me);
+                    }
+                });
+            }
+        });
+        let total: u64 = counts.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+        assert_eq!(total, u64::from(THREADS) * UPDATES);
+        assert_eq!(plain_stripe(block_of(base)), block_of(base), "split");
     }
 
     #[test]

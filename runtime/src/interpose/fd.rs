@@ -91,13 +91,22 @@ fn giving_out(
 }
 
 /// A call that gives out a descriptor and may block (accept, opening a
-/// FIFO): logged after it returns.
+/// FIFO): logged after it returns, its number the lowest free then
+/// (`descriptors::lowest_free_number`).
 fn giving_out_blocking(site: u64, op: impl FnOnce() -> c_int) -> c_int {
     events::log_after_blocking_call(
         EventKind::DescriptorOpen,
         pseudo::DESCRIPTORS,
         site,
-        || Outcome::of(op),
+        || {
+            Outcome::of(|| {
+                let fd = op();
+                let errno = sys::errno();
+                let fd = crate::descriptors::lowest_free_number(fd);
+                sys::set_errno(errno);
+                fd
+            })
+        },
         |o| Some(number(o)),
         |_| Replayed::CallReal,
     )
