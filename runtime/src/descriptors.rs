@@ -202,7 +202,9 @@ pub(crate) fn lowest_free_number(fd: i32) -> i32 {
     if fd < 0 {
         return fd;
     }
-    locked(|| {
+    // (errno as the program's call left it: the raw calls here may set it.)
+    let errno = sys::errno();
+    let renumbered = locked(|| {
         // SAFETY: raw fcntl calls on the descriptor the program was just
         // given (not the program's fcntl wrapper, not an event).
         let lower = unsafe {
@@ -225,7 +227,9 @@ pub(crate) fn lowest_free_number(fd: i32) -> i32 {
             }
             Err(_) => fd,
         }
-    })
+    });
+    sys::set_errno(errno);
+    renumbered
 }
 
 #[cfg(test)]

@@ -304,10 +304,17 @@ impl RecordThread {
         let held = self.held_one.get();
         self.kept.is_empty()
             && !crate::quantum::recent_scan_at(now)
-            && (held == HELD_NOTHING
-                || (held < HELD_SEVERAL
-                    && self.held_private.get()
-                    && now.wrapping_sub(self.held_since.get()) >= quantum))
+            && (held == HELD_NOTHING || self.held_retires_to_recent(held, now, quantum))
+    }
+
+    /// Whether `retire_held` at hook `now` would only move the held stripe
+    /// (`held`, from `held_one`) among the recent ones: one private stripe
+    /// whose quantum is over.
+    #[inline(always)]
+    fn held_retires_to_recent(&self, held: u32, now: u32, quantum: u32) -> bool {
+        held < HELD_SEVERAL
+            && self.held_private.get()
+            && now.wrapping_sub(self.held_since.get()) >= quantum
     }
 
     /// Unlocks `set`, carrying the thread's clock.
@@ -378,7 +385,7 @@ impl RecordThread {
         } else {
             // `retire_held` would put the held stripe among the recent ones
             // (private, quantum over) or have nothing to retire.
-            let retires_to_recent = held < HELD_SEVERAL && held_expired && self.held_private.get();
+            let retires_to_recent = self.held_retires_to_recent(held, now, quantum);
             if !(held == HELD_NOTHING || retires_to_recent) {
                 return false;
             }

@@ -333,6 +333,11 @@ const SPLIT_AFTER: u32 = 64;
 /// in 1.14 s with only `SPLIT_AFTER`, 1.00 s with 16, as without regions).
 const WRITTEN_SPLIT_AFTER: u32 = 16;
 
+/// Region stripe `stripe`'s count in [`REGION_CONTENTION`].
+fn region_contention(stripe: u32) -> &'static AtomicU32 {
+    &REGION_CONTENTION[(stripe - REGION_BASE) as usize]
+}
+
 /// The stripe a plain access whose one block is data stripe `block` locks
 /// now: its region's, or, once the region is split, the block's own. A
 /// thread that then locks a region stripe looks again
@@ -685,7 +690,7 @@ impl StripeSet {
     /// for it, for the [`SPLIT_AFTER`]th time. The caller, which holds no
     /// stripe, then splits it ([`Self::split_region_of`]).
     pub(crate) fn region_contended(stripe: u32, me: u32) -> bool {
-        let count = &REGION_CONTENTION[(stripe - REGION_BASE) as usize];
+        let count = region_contention(stripe);
         if count.load(Ordering::Relaxed) >= SPLIT_AFTER {
             return true;
         }
@@ -710,7 +715,7 @@ impl StripeSet {
         if !Self::is_region(stripe) {
             return false;
         }
-        let count = &REGION_CONTENTION[(stripe - REGION_BASE) as usize];
+        let count = region_contention(stripe);
         count.fetch_add(SPLIT_AFTER / WRITTEN_SPLIT_AFTER, Ordering::Relaxed)
             >= SPLIT_AFTER - SPLIT_AFTER / WRITTEN_SPLIT_AFTER
     }

@@ -98,15 +98,7 @@ fn giving_out_blocking(site: u64, op: impl FnOnce() -> c_int) -> c_int {
         EventKind::DescriptorOpen,
         pseudo::DESCRIPTORS,
         site,
-        || {
-            Outcome::of(|| {
-                let fd = op();
-                let errno = sys::errno();
-                let fd = crate::descriptors::lowest_free_number(fd);
-                sys::set_errno(errno);
-                fd
-            })
-        },
+        || Outcome::of(|| crate::descriptors::lowest_free_number(op())),
         |o| Some(number(o)),
         |_| Replayed::CallReal,
     )
