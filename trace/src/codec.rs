@@ -15,7 +15,7 @@ pub mod predict;
 pub mod varint;
 
 use crate::event::EventKind;
-use predict::Predictor;
+use predict::{Predictor, SiteSlot};
 use varint::{VarintError, unzigzag, zigzag};
 
 /// First eight bytes of every thread log.
@@ -253,11 +253,11 @@ impl DeltaState {
         self.layout
     }
 
-    /// Moves past an entry at `site` and `addr` with `clock`.
+    /// Moves past an entry at `site` (in slot `at`) and `addr` with `clock`.
     #[inline(always)]
-    fn advance(&mut self, clock: u64, addr: u64, site: u64) {
+    fn advance(&mut self, clock: u64, addr: u64, at: SiteSlot, site: u64) {
         if self.layout == EntryLayout::Predicted {
-            self.predictor.learn(self.site, self.addr, site, addr);
+            self.predictor.learn(self.addr, at, site, addr);
         }
         self.clock = clock;
         self.addr = addr;
@@ -326,7 +326,8 @@ pub fn encode_entry(buf: &mut [u8], state: &mut DeltaState, e: &Entry) -> usize 
     }
     let clock_delta = e.clock.wrapping_sub(state.clock);
     let site_delta = zigzag(e.site.wrapping_sub(state.site));
-    let predicted_addr = state.predictor.addr(e.site, state.addr);
+    let at = SiteSlot::of(e.site);
+    let predicted_addr = state.predictor.addr(at, e.site, state.addr);
     let addr_delta = zigzag(e.addr.wrapping_sub(predicted_addr));
     let mut pos = 1;
     pos += varint::write(&mut buf[pos..], clock_delta);
@@ -336,7 +337,7 @@ pub fn encode_entry(buf: &mut [u8], state: &mut DeltaState, e: &Entry) -> usize 
     if e.kind.has_payload() {
         pos += varint::write(&mut buf[pos..], e.payload);
     }
-    state.advance(e.clock, e.addr, e.site);
+    state.advance(e.clock, e.addr, at, e.site);
     // Release ordering is not needed for crash safety (a dying process leaves
     // its stores in the shared page), only program order, which holds.
     buf[0] = e.kind as u8;
@@ -362,7 +363,8 @@ pub fn encode_access(
     debug_assert!(clock > state.clock, "clocks must grow within a thread");
     let clock_delta = clock.wrapping_sub(state.clock);
     let site_predicted = state.predictor.next_site(state.site) == site;
-    let addr_delta = zigzag(addr.wrapping_sub(state.predictor.addr(site, state.addr)));
+    let at = SiteSlot::of(site);
+    let addr_delta = zigzag(addr.wrapping_sub(state.predictor.addr(at, site, state.addr)));
     let mut pos = 1;
     let mut stepped = false;
     if clock_delta == 1 {
@@ -385,7 +387,7 @@ pub fn encode_access(
     if stepped {
         tag = stepped_tag(tag);
     }
-    state.advance(clock, addr, site);
+    state.advance(clock, addr, at, site);
     // Written last: see `encode_entry`.
     buf[0] = tag;
     pos
@@ -439,7 +441,7 @@ fn encode_classic_entry(buf: &mut [u8], state: &mut DeltaState, e: &Entry) -> us
     if e.kind.has_payload() {
         pos += varint::write(&mut buf[pos..], e.payload);
     }
-    state.advance(e.clock, e.addr, e.site);
+    state.advance(e.clock, e.addr, SiteSlot::of(e.site), e.site);
     buf[0] = (e.kind as u8) | (class << 6);
     pos
 }
@@ -467,7 +469,7 @@ pub fn decode_entry(buf: &[u8], state: &mut DeltaState) -> Result<Decoded, Decod
         PAD_TAG => return Ok(Decoded::Pad),
         _ => {}
     }
-    let (entry, len) = match state.layout {
+    let (entry, len, at) = match state.layout {
         EntryLayout::Predicted if tag & COMPACT != 0 => decode_compact(buf, tag, None, state)?,
         EntryLayout::Predicted if tag & STEPPED != 0 && state.stepped => decode_compact(
             buf,
@@ -478,7 +480,7 @@ pub fn decode_entry(buf: &[u8], state: &mut DeltaState) -> Result<Decoded, Decod
         EntryLayout::Predicted => decode_general(buf, tag, state)?,
         EntryLayout::Classic => decode_classic(buf, tag, state)?,
     };
-    state.advance(entry.clock, entry.addr, entry.site);
+    state.advance(entry.clock, entry.addr, at, entry.site);
     Ok(Decoded::Entry(entry, len))
 }
 
@@ -517,7 +519,7 @@ fn decode_compact(
     tag: u8,
     step: Option<u64>,
     state: &DeltaState,
-) -> Result<(Entry, usize), DecodeError> {
+) -> Result<(Entry, usize, SiteSlot), DecodeError> {
     let size_code = compact_size_code(tag);
     if size_code > 4 {
         return Err(DecodeError::Corrupt("no such size code"));
@@ -534,7 +536,8 @@ fn decode_compact(
     } else {
         get_site(buf, &mut pos, state)?
     };
-    let predicted_addr = state.predictor.addr(site, state.addr);
+    let at = SiteSlot::of(site);
+    let predicted_addr = state.predictor.addr(at, site, state.addr);
     let addr = if tag & COMPACT_ADDR_PREDICTED != 0 {
         predicted_addr
     } else {
@@ -554,12 +557,16 @@ fn decode_compact(
         site,
         payload: 0,
     };
-    Ok((entry, pos))
+    Ok((entry, pos, at))
 }
 
 /// A version-5 general entry: clock, site, address (from its prediction),
 /// size, and the payload for kinds that have one.
-fn decode_general(buf: &[u8], tag: u8, state: &DeltaState) -> Result<(Entry, usize), DecodeError> {
+fn decode_general(
+    buf: &[u8],
+    tag: u8,
+    state: &DeltaState,
+) -> Result<(Entry, usize, SiteSlot), DecodeError> {
     if tag & GENERAL_RESERVED != 0 {
         return Err(DecodeError::Corrupt("reserved tag bit set"));
     }
@@ -567,9 +574,10 @@ fn decode_general(buf: &[u8], tag: u8, state: &DeltaState) -> Result<(Entry, usi
     let mut pos = 1;
     let clock = clock_after(state, get_varint(buf, &mut pos)?)?;
     let site = get_site(buf, &mut pos, state)?;
+    let at = SiteSlot::of(site);
     let addr = state
         .predictor
-        .addr(site, state.addr)
+        .addr(at, site, state.addr)
         .wrapping_add(unzigzag(get_varint(buf, &mut pos)?));
     let size = get_varint(buf, &mut pos)?;
     let payload = get_payload(buf, &mut pos, kind)?;
@@ -581,12 +589,16 @@ fn decode_general(buf: &[u8], tag: u8, state: &DeltaState) -> Result<(Entry, usi
         site,
         payload,
     };
-    Ok((entry, pos))
+    Ok((entry, pos, at))
 }
 
 /// A version 1-4 entry: clock, address, size (unless the tag's size class
 /// gives it), site, payload; every one a delta from the previous entry.
-fn decode_classic(buf: &[u8], tag: u8, state: &DeltaState) -> Result<(Entry, usize), DecodeError> {
+fn decode_classic(
+    buf: &[u8],
+    tag: u8,
+    state: &DeltaState,
+) -> Result<(Entry, usize, SiteSlot), DecodeError> {
     let kind =
         EventKind::from_code(tag & 0x3f).ok_or(DecodeError::Corrupt("unknown event kind"))?;
     let mut pos = 1;
@@ -610,7 +622,8 @@ fn decode_classic(buf: &[u8], tag: u8, state: &DeltaState) -> Result<(Entry, usi
         site,
         payload,
     };
-    Ok((entry, pos))
+    // (No prediction in this layout: the slot is only passed on.)
+    Ok((entry, pos, SiteSlot::of(site)))
 }
 
 #[cfg(test)]

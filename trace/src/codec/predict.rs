@@ -22,6 +22,8 @@
 /// Slots of the table (a power of two). A loop body has tens of sites;
 /// on the repo's workloads 64 slots predicted as well as 1024.
 pub const SLOTS: usize = 256;
+// A slot's index is a byte (`SiteSlot`).
+const _: () = assert!(SLOTS == 256);
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Slot {
@@ -48,9 +50,29 @@ const EMPTY: Slot = Slot {
 };
 
 /// Per-thread prediction state, shared in meaning by encoder and decoder.
+///
+/// Invariant: `slots[last]` is the slot of the site last learned (the
+/// `prev_site` of the next entry): [`Predictor::learn`] always leaves its
+/// `site` in its own slot, and a new predictor's `last` is the slot of site
+/// 0, the site before a log's first entry, whose empty slot names site 0.
+/// So the previous site is never hashed again, and an entry hashes its own
+/// site once ([`SiteSlot`]) for both its prediction and its learning.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Predictor {
     slots: [Slot; SLOTS],
+    /// (A byte: with 256 slots an index needs no bounds check.)
+    last: u8,
+}
+
+/// The slot an entry's site maps to (computed once per entry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SiteSlot(u8);
+
+impl SiteSlot {
+    #[inline(always)]
+    pub fn of(site: u64) -> SiteSlot {
+        SiteSlot(slot_of(site) as u8)
+    }
 }
 
 impl Default for Predictor {
@@ -69,17 +91,20 @@ impl Predictor {
     pub const fn new() -> Predictor {
         Predictor {
             slots: [EMPTY; SLOTS],
+            // The slot of site 0 (see the invariant).
+            last: 0,
         }
     }
 
-    /// The site predicted to follow an entry at `prev_site`: the one that
-    /// followed it last time, or `prev_site` itself if its slot holds
-    /// another site. Always some site, so that a decoder starting in the
+    /// The site predicted to follow an entry at `prev_site` (the site last
+    /// learned): the one that followed it last time, or `prev_site` itself
+    /// the first time. Always some site, so that a decoder starting in the
     /// middle of a log (to count its entries) finds no error where the
     /// encoder had a prediction.
     #[inline(always)]
     pub fn next_site(&self, prev_site: u64) -> u64 {
-        let slot = &self.slots[slot_of(prev_site)];
+        let slot = &self.slots[usize::from(self.last)];
+        debug_assert_eq!(slot.site, prev_site, "the site last learned");
         if slot.site == prev_site {
             slot.next_site
         } else {
@@ -87,12 +112,14 @@ impl Predictor {
         }
     }
 
-    /// The address predicted for an entry at `site` after one at
-    /// `prev_addr`: the site's last address plus its stride, or `prev_addr`
-    /// plus its offset, or `prev_addr` itself for a site without a slot.
+    /// The address predicted for an entry at `site` (in slot `at`) after
+    /// one at `prev_addr`: the site's last address plus its stride, or
+    /// `prev_addr` plus its offset, or `prev_addr` itself for a site without
+    /// a slot.
     #[inline(always)]
-    pub fn addr(&self, site: u64, prev_addr: u64) -> u64 {
-        let slot = &self.slots[slot_of(site)];
+    pub fn addr(&self, at: SiteSlot, site: u64, prev_addr: u64) -> u64 {
+        debug_assert_eq!(at, SiteSlot::of(site));
+        let slot = &self.slots[usize::from(at.0)];
         match (slot.site == site, slot.by_offset) {
             (true, false) => slot.last_addr.wrapping_add(slot.stride),
             (true, true) => prev_addr.wrapping_add(slot.offset),
@@ -100,15 +127,15 @@ impl Predictor {
         }
     }
 
-    /// Learns from an entry at `site` and `addr` whose thread's previous
-    /// entry was at `prev_site` and `prev_addr`.
+    /// Learns from an entry at `site` (in slot `at`) and `addr` whose
+    /// thread's previous entry was at the site last learned and at
+    /// `prev_addr`.
     #[inline(always)]
-    pub fn learn(&mut self, prev_site: u64, prev_addr: u64, site: u64, addr: u64) {
-        let prev = &mut self.slots[slot_of(prev_site)];
-        if prev.site == prev_site {
-            prev.next_site = site;
-        }
-        let slot = &mut self.slots[slot_of(site)];
+    pub fn learn(&mut self, prev_addr: u64, at: SiteSlot, site: u64, addr: u64) {
+        debug_assert_eq!(at, SiteSlot::of(site));
+        self.slots[usize::from(self.last)].next_site = site;
+        self.last = at.0;
+        let slot = &mut self.slots[usize::from(at.0)];
         let offset = addr.wrapping_sub(prev_addr);
         if slot.site == site {
             if slot.last_addr.wrapping_add(slot.stride) == addr {
@@ -133,6 +160,16 @@ impl Predictor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Feeds `p` an entry at `site` and `addr` after one at `prev_addr`.
+    fn learn(p: &mut Predictor, prev_addr: u64, site: u64, addr: u64) {
+        p.learn(prev_addr, SiteSlot::of(site), site, addr);
+    }
+
+    fn addr(p: &Predictor, site: u64, prev_addr: u64) -> u64 {
+        p.addr(SiteSlot::of(site), site, prev_addr)
+    }
 
     #[test]
     fn a_loop_is_predicted_after_two_iterations() {
@@ -141,14 +178,14 @@ mod tests {
         let mut hits = 0;
         for i in 0..10u64 {
             for (site, base) in [(0x1789, 0x1000), (0x17df, 0x9000)] {
-                let addr = base + 8 * i;
+                let a = base + 8 * i;
                 if i >= 2 {
                     assert_eq!(p.next_site(prev_site), site);
-                    assert_eq!(p.addr(site, prev_addr), addr);
+                    assert_eq!(addr(&p, site, prev_addr), a);
                     hits += 1;
                 }
-                p.learn(prev_site, prev_addr, site, addr);
-                (prev_site, prev_addr) = (site, addr);
+                learn(&mut p, prev_addr, site, a);
+                (prev_site, prev_addr) = (site, a);
             }
         }
         assert_eq!(hits, 16);
@@ -157,18 +194,18 @@ mod tests {
     #[test]
     fn a_write_to_what_was_just_read_is_predicted() {
         let mut p = Predictor::new();
-        let (mut prev_site, mut prev_addr) = (0, 0);
+        let mut prev_addr = 0;
         let mut hits = 0;
         // Random slots, each read then written: `a[r] += 1`.
         for (i, r) in [17u64, 3, 99, 42, 7, 64, 5, 23].into_iter().enumerate() {
             for site in [0x40, 0x48] {
-                let addr = 0x1000 + 8 * r;
+                let a = 0x1000 + 8 * r;
                 if site == 0x48 && i >= 2 {
-                    assert_eq!(p.addr(site, prev_addr), addr);
+                    assert_eq!(addr(&p, site, prev_addr), a);
                     hits += 1;
                 }
-                p.learn(prev_site, prev_addr, site, addr);
-                (prev_site, prev_addr) = (site, addr);
+                learn(&mut p, prev_addr, site, a);
+                prev_addr = a;
             }
         }
         assert_eq!(hits, 6);
@@ -177,7 +214,87 @@ mod tests {
     #[test]
     fn an_unknown_site_predicts_the_previous_address() {
         let p = Predictor::new();
-        assert_eq!(p.addr(0x4242, 0x77), 0x77);
-        assert_eq!(p.next_site(0x4242), 0x4242);
+        assert_eq!(addr(&p, 0x4242, 0x77), 0x77);
+        assert_eq!(p.next_site(0), 0);
+    }
+
+    /// The predictor as the format defines it, each lookup hashing its
+    /// site (how version 5 first wrote it): the one above must predict
+    /// exactly as this does, or logs written by either would not read.
+    struct Reference {
+        slots: [Slot; SLOTS],
+    }
+
+    impl Reference {
+        fn next_site(&self, prev_site: u64) -> u64 {
+            let slot = &self.slots[slot_of(prev_site)];
+            if slot.site == prev_site {
+                slot.next_site
+            } else {
+                prev_site
+            }
+        }
+
+        fn addr(&self, site: u64, prev_addr: u64) -> u64 {
+            let slot = &self.slots[slot_of(site)];
+            match (slot.site == site, slot.by_offset) {
+                (true, false) => slot.last_addr.wrapping_add(slot.stride),
+                (true, true) => prev_addr.wrapping_add(slot.offset),
+                (false, _) => prev_addr,
+            }
+        }
+
+        fn learn(&mut self, prev_site: u64, prev_addr: u64, site: u64, addr: u64) {
+            let prev = &mut self.slots[slot_of(prev_site)];
+            if prev.site == prev_site {
+                prev.next_site = site;
+            }
+            let slot = &mut self.slots[slot_of(site)];
+            let offset = addr.wrapping_sub(prev_addr);
+            if slot.site == site {
+                if slot.last_addr.wrapping_add(slot.stride) == addr {
+                    slot.by_offset = false;
+                } else if slot.offset == offset {
+                    slot.by_offset = true;
+                }
+                slot.stride = addr.wrapping_sub(slot.last_addr);
+                slot.last_addr = addr;
+                slot.offset = offset;
+            } else {
+                *slot = Slot {
+                    site,
+                    last_addr: addr,
+                    offset,
+                    ..EMPTY
+                };
+            }
+        }
+    }
+
+    /// Sites from a few loops' worth (so they repeat and collide in the
+    /// table: 300 distinct sites in 256 slots), 0 among them; addresses
+    /// that stride, repeat or jump.
+    fn any_entries() -> impl Strategy<Value = Vec<(u64, u64)>> {
+        let site = prop_oneof![Just(0u64), (0u64..300).prop_map(|s| 0x40_0000 + 5 * s)];
+        let addr = prop_oneof![0u64..64, any::<u64>()];
+        proptest::collection::vec((site, addr), 0..400)
+    }
+
+    proptest! {
+        #[test]
+        fn predicts_as_the_reference_does(entries in any_entries()) {
+            let mut p = Predictor::new();
+            let mut r = Reference { slots: [EMPTY; SLOTS] };
+            let (mut prev_site, mut prev_addr) = (0u64, 0u64);
+            for (site, step) in entries {
+                let a = if step < 64 { prev_addr.wrapping_add(step * 8) } else { step };
+                prop_assert_eq!(p.next_site(prev_site), r.next_site(prev_site));
+                prop_assert_eq!(addr(&p, site, prev_addr), r.addr(site, prev_addr));
+                learn(&mut p, prev_addr, site, a);
+                r.learn(prev_site, prev_addr, site, a);
+                prop_assert_eq!(&p.slots[..], &r.slots[..]);
+                (prev_site, prev_addr) = (site, a);
+            }
+        }
     }
 }
