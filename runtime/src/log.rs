@@ -12,6 +12,9 @@ use crate::alloc::map_private;
 
 /// Bytes per mapped chunk (a power of two; recorded in the header).
 pub(crate) const CHUNK_LEN: usize = 1 << 22;
+/// [`LogWriter::pos`] of a closed log: past every chunk's room.
+const CLOSED_POS: usize = CHUNK_LEN;
+
 /// Bytes mapped for a writer's [`DeltaState`] (whole pages).
 const DELTA_LEN: usize = core::mem::size_of::<DeltaState>().next_multiple_of(4096);
 
@@ -20,12 +23,14 @@ pub(crate) struct LogWriter {
     fd: i32,
     chunk: *mut u8,
     chunk_index: u64,
+    /// Where the next entry goes in the chunk; [`CLOSED_POS`] while closed,
+    /// so that [`Self::room`]'s one comparison also sends a closed log to
+    /// its cold path.
     pos: usize,
     /// The encoder's state, in a mapping of its own (`DELTA_LEN` bytes):
     /// some 12 KB, too much for thread-local storage, whose size a thread
     /// with a small stack may not have room for.
     delta: *mut DeltaState,
-    bytes: u64,
     /// Entries appended so far.
     entries: u64,
 }
@@ -35,9 +40,8 @@ impl LogWriter {
         fd: -1,
         chunk: core::ptr::null_mut(),
         chunk_index: 0,
-        pos: 0,
+        pos: CLOSED_POS,
         delta: core::ptr::null_mut(),
-        bytes: 0,
         entries: 0,
     };
 
@@ -234,7 +238,7 @@ impl LogWriter {
     /// out of line, with a frame of its own, on the record hook's path.)
     #[inline(always)]
     fn room(&mut self) -> Option<(&mut [u8; MAX_ENTRY_LEN], &mut DeltaState)> {
-        if !self.is_open() || (self.pos + MAX_ENTRY_LEN > CHUNK_LEN && !self.next_chunk()) {
+        if self.pos + MAX_ENTRY_LEN > CHUNK_LEN && !self.next_chunk() {
             return None;
         }
         // SAFETY: `chunk` is a live mapping of CHUNK_LEN bytes owned by this
@@ -254,14 +258,16 @@ impl LogWriter {
     fn wrote(&mut self, n: usize) {
         debug_assert!(n <= MAX_ENTRY_LEN);
         self.pos += n;
-        self.bytes += n as u64;
         self.entries += 1;
     }
 
     /// Pads the rest of the chunk and maps the next; false (the log
-    /// closed) if it could not grow.
+    /// closed) if it could not grow or was closed already.
     #[cold]
     fn next_chunk(&mut self) -> bool {
+        if !self.is_open() {
+            return false;
+        }
         let pos = self.pos;
         self.chunk_bytes()[pos] = PAD_TAG;
         if !self.map_chunk(self.chunk_index + 1) {

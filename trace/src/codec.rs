@@ -362,7 +362,7 @@ pub fn encode_access(
 ) -> usize {
     debug_assert!(clock > state.clock, "clocks must grow within a thread");
     let clock_delta = clock.wrapping_sub(state.clock);
-    let site_predicted = state.predictor.next_site(state.site) == site;
+    let site_predicted = state.predictor.next_site() == site;
     let at = SiteSlot::of(site);
     let addr_delta = zigzag(addr.wrapping_sub(state.predictor.addr(at, site, state.addr)));
     let mut pos = 1;
@@ -532,7 +532,7 @@ fn decode_compact(
     };
     let clock = clock_after(state, clock_delta)?;
     let site = if tag & COMPACT_SITE_PREDICTED != 0 {
-        state.predictor.next_site(state.site)
+        state.predictor.next_site()
     } else {
         get_site(buf, &mut pos, state)?
     };
