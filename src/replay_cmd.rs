@@ -128,7 +128,11 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     if let (OneCpu::Always, Some(why)) = (options.one_cpu, why_not_one_cpu(&trace)) {
         eprintln!("rr-lite: warning: --one-cpu always ignored: {why}");
     }
+    let split_before = split_stamp(&trace);
     let outcome = replay(&trace, &options)?;
+    if split_stamp(&trace) != split_before {
+        note_false_sharing(&trace);
+    }
     let mut symbols = symbolizer(&trace)?;
     match outcome {
         ReplayOutcome::Finished(ending) => {
@@ -149,6 +153,28 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
             print_deadlock(&report, &mut symbols);
             Ok(DEADLOCK_STATUS)
         }
+    }
+}
+
+/// When the trace's split statistics were last written (`None`: never).
+fn split_stamp(trace: &rr_lite_trace::TraceDir) -> Option<std::time::SystemTime> {
+    let path = rr_lite_splitter::replay_log::stats_path(trace.path());
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// After a replay that split the trace (its first): the split's hint about
+/// false sharing, if it has one (`rr-lite split` prints it too).
+fn note_false_sharing(trace: &rr_lite_trace::TraceDir) {
+    let path = rr_lite_splitter::replay_log::stats_path(trace.path());
+    let stats = rr_lite_trace::bounded::read(&path, 1 << 20)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok());
+    let hint = stats
+        .as_ref()
+        .and_then(crate::split_cmd::FalseSharing::from_json)
+        .and_then(|f| f.hint(trace.path()));
+    if let Some(hint) = hint {
+        eprintln!("rr-lite: note: this replay built the trace's plans. {hint}");
     }
 }
 

@@ -22,7 +22,12 @@ pub struct AnalysisArgs {
     /// thread) or `vc` (also drop pairs implied by others, the default).
     #[arg(long, default_value = "vc", value_name = "none|thread|vc")]
     pub reduce: Reduction,
-    /// Granule of the analysis in bytes (a power of two).
+    /// Granule of the analysis in bytes (a power of two): two accesses
+    /// to one granule are ordered even if they touch different bytes of
+    /// it. Smaller granules tell neighbouring array elements that
+    /// different threads write apart (false sharing: `split` says when it
+    /// sees it), at more memory and time; later replays use the plans of
+    /// the last split.
     #[arg(long, default_value_t = rr_lite_splitter::options::DEFAULT_GRANULE, value_name = "BYTES")]
     pub granule: u64,
     /// The order the analysis reads the events in: `runs` (the default:
@@ -53,7 +58,8 @@ pub struct SplitArgs {
     /// Print the statistics as JSON on stdout instead of a summary: pairs
     /// found and kept by kind, sync points per thread, waits, signals and
     /// broadcasts, sync points and waits per recorded event, granules, the
-    /// analysis's memory and its rate.
+    /// analysis's memory and its rate, and the pairs between threads whose
+    /// accesses touched different bytes of a granule (false sharing).
     #[arg(long)]
     pub json: bool,
 }
@@ -125,6 +131,9 @@ fn print_summary(s: &SplitStats, trace: &TraceDir) {
             .join(rr_lite_trace::plan::KEPT_PLANS_DIR)
             .display()
     );
+    if let Some(hint) = FalseSharing::of(s).hint(trace.path()) {
+        println!("  {hint}");
+    }
     if many_waits(s) {
         println!(
             "  {:.1} waits per 1000 events: replay pays for each (about a microsecond). If \
@@ -133,6 +142,64 @@ fn print_summary(s: &SplitStats, trace: &TraceDir) {
              --help`).",
             s.waits as f64 * 1000.0 / s.entries.max(1) as f64
         );
+    }
+}
+
+/// What a split found of false sharing: pairs between threads whose
+/// accesses touched different bytes of one granule.
+pub(crate) struct FalseSharing {
+    entries: u64,
+    waits: u64,
+    granule: u64,
+    /// RAW and WAW pairs between threads, and those on different bytes.
+    between: u64,
+    disjoint: u64,
+}
+
+impl FalseSharing {
+    pub(crate) fn of(s: &SplitStats) -> FalseSharing {
+        FalseSharing {
+            entries: s.entries,
+            waits: s.waits,
+            granule: s.granule,
+            between: s.pairs_cross_thread.raw + s.pairs_cross_thread.waw,
+            disjoint: s.cross_thread_pairs_on_disjoint_bytes,
+        }
+    }
+
+    /// The same from a split's `stats.json` (`None` if it says nothing of it).
+    pub(crate) fn from_json(stats: &serde_json::Value) -> Option<FalseSharing> {
+        let number = |v: &serde_json::Value, key: &str| v.get(key)?.as_u64();
+        let pairs = stats.get("pairs_cross_thread")?;
+        Some(FalseSharing {
+            entries: number(stats, "entries")?,
+            waits: number(stats, "waits")?,
+            granule: number(stats, "granule")?,
+            between: number(pairs, "RAW")? + number(pairs, "WAW")?,
+            disjoint: number(stats, "cross_thread_pairs_on_disjoint_bytes")?,
+        })
+    }
+
+    /// What to tell the user when most pairs between threads are false
+    /// sharing on a trace whose waits matter (one per 1000 events): how to
+    /// split at half the granule.
+    pub(crate) fn hint(&self, trace: &std::path::Path) -> Option<String> {
+        let matters = self.entries >= 100_000 && self.waits * 1000 >= self.entries;
+        if self.granule <= 1 || !matters || self.disjoint * 2 < self.between.max(1) {
+            return None;
+        }
+        let half = self.granule / 2;
+        Some(format!(
+            "{} of the {} RAW and WAW pairs between threads join accesses to different bytes \
+             of one {}-byte granule (false sharing: neighbouring elements that different \
+             threads write), and replay waits at each. `rr-lite split --granule {half} {}` \
+             tells {half}-byte elements apart (later replays use its plans; `--granule 1` \
+             separates single bytes, at more memory and time).",
+            self.disjoint,
+            self.between,
+            self.granule,
+            trace.display()
+        ))
     }
 }
 

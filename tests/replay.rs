@@ -1497,6 +1497,80 @@ fn split_waits(rec: &Recorded) -> u64 {
     waits
 }
 
+/// `split --json ARGS` of `rec`'s trace.
+fn split_stats(rec: &Recorded, args: &[&str]) -> Value {
+    let mut command = vec!["split", "--json"];
+    command.extend(args);
+    let trace = rec.trace.to_str().expect("a UTF-8 trace path");
+    command.push(trace);
+    let out = common::rr(command);
+    serde_json::from_str(&text(&out.stdout))
+        .unwrap_or_else(|e| panic!("{e}: {}", describe("split --json", &out)))
+}
+
+/// False sharing: four threads update ints dealt out one by one, so each
+/// 8-byte granule holds two threads' elements and the default analysis
+/// orders their accesses though no element is shared. `split` counts those
+/// pairs (all of them between different bytes) and says how to tell the
+/// elements apart; `split --granule 4` keeps a fraction of the waits, and
+/// the replays from its plans are exact.
+#[test]
+fn false_sharing_is_reported_and_a_finer_granule_drops_its_waits() {
+    let exe = build("replay_false_sharing");
+    let rec = common::record(&exe, &["20000", "5"]);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    // The first replay builds the plans, and says what the split found.
+    let first = replay(&rec.trace, &[]);
+    assert_eq!(
+        text(&first.stdout),
+        rec.stdout,
+        "{}",
+        describe("replay", &first)
+    );
+    let first_notes = text(&first.stderr);
+    let out = common::rr(["split".as_ref(), rec.trace.as_os_str()]);
+    let summary = text(&out.stdout);
+    let coarse = split_stats(&rec, &[]);
+    let count = |v: &Value, key: &str| v[key].as_u64().unwrap_or_else(|| panic!("{key}: {v}"));
+    let between =
+        count(&coarse["pairs_cross_thread"], "RAW") + count(&coarse["pairs_cross_thread"], "WAW");
+    let disjoint = count(&coarse, "cross_thread_pairs_on_disjoint_bytes");
+    assert!(
+        disjoint > 0 && disjoint * 2 >= between,
+        "{disjoint} of {between} pairs on different bytes: {coarse}"
+    );
+    let (waits, entries) = (count(&coarse, "waits"), count(&coarse, "entries"));
+    if waits * 1000 >= entries {
+        assert!(summary.contains("false sharing"), "{summary}");
+        assert!(summary.contains("--granule 4"), "{summary}");
+        assert!(
+            first_notes.contains("rr-lite: note: this replay built the trace's plans")
+                && first_notes.contains("--granule 4"),
+            "{}",
+            describe("first replay", &first)
+        );
+    }
+    let fine = split_stats(&rec, &["--granule", "4"]);
+    assert_eq!(
+        count(&fine, "cross_thread_pairs_on_disjoint_bytes"),
+        0,
+        "{fine}"
+    );
+    if waits >= 1000 {
+        assert!(
+            count(&fine, "waits") * 10 < waits,
+            "{waits} waits at 8 bytes: {fine}"
+        );
+    } else {
+        eprintln!(
+            "the threads hardly interleaved on this machine ({waits} waits at 8 bytes): the \
+             comparison of wait counts is skipped"
+        );
+    }
+    // (Replays use the plans of the last split: 4-byte granules.)
+    replay_all_modes(&rec);
+}
+
 /// Data several threads read in turn is read without a lock once its
 /// stripes are read-shared, while one thread overwrites entries racily:
 /// every read must be logged on the right side of every write, or the

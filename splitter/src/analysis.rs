@@ -84,8 +84,12 @@ impl Analyzer {
         let finder = match (options.algorithm, options.reduction) {
             (Algorithm::Worklist, _) => PairFinder::Worklist(WorklistFinder::new()),
             // Collapsing is exact under the vc reduction only (see indexed.rs).
-            (Algorithm::Indexed, Reduction::Vc) => PairFinder::Indexed(IndexedFinder::collapsing()),
-            (Algorithm::Indexed, _) => PairFinder::Indexed(IndexedFinder::new()),
+            (Algorithm::Indexed, Reduction::Vc) => {
+                PairFinder::Indexed(IndexedFinder::collapsing().with_granule_shift(shift))
+            }
+            (Algorithm::Indexed, _) => {
+                PairFinder::Indexed(IndexedFinder::new().with_granule_shift(shift))
+            }
         };
         Ok(Analyzer {
             options: *options,
@@ -172,15 +176,16 @@ impl Analyzer {
             BarrierAccess::Finder(access) => find_pairs(
                 &mut self.finder,
                 &mut self.sink,
+                e,
                 first..=last,
                 event,
                 access,
             ),
             BarrierAccess::Releases => {
                 let finder = &mut self.finder;
-                let pairs = self
-                    .sink
-                    .gathering(|sink| find_pairs(finder, sink, first..=last, event, Access::Write));
+                let pairs = self.sink.gathering(|sink| {
+                    find_pairs(finder, sink, e, first..=last, event, Access::Write)
+                });
                 self.barriers.released(e.addr, pairs);
             }
             BarrierAccess::Late(pairs) => {
@@ -330,6 +335,7 @@ impl Analyzer {
             pairs_found,
             pairs_cross_thread,
             pairs_kept: kept,
+            cross_thread_pairs_on_disjoint_bytes: self.sink.disjoint_bytes,
             state_bytes,
             clock_bytes,
             state_bytes_per_granule: if granules == 0 {
@@ -356,12 +362,20 @@ impl Analyzer {
 fn find_pairs(
     finder: &mut PairFinder,
     sink: &mut PairSink,
+    e: &RecordedEvent,
     granules: RangeInclusive<u64>,
     event: EventRef,
     access: Access,
 ) {
-    for granule in granules {
-        finder.access(granule, event, access, sink);
+    // (Not a `RangeInclusive` loop: its end check cost more than the
+    // access of a one-granule event.)
+    let (mut granule, last) = granules.into_inner();
+    loop {
+        finder.access(granule, event, access, (e.addr, e.size), sink);
+        if granule == last {
+            return;
+        }
+        granule += 1;
     }
 }
 

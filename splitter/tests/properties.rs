@@ -198,6 +198,11 @@ proptest! {
             prop_assert_eq!(w.stats.pairs_kept, i.stats.pairs_kept);
             prop_assert_eq!(w.stats.granules, i.stats.granules);
             prop_assert_eq!(&w.threads, &i.threads);
+            // (Pairs on different bytes of a granule: a part of those
+            // between threads, counted by the indexed finder only.)
+            let between = i.stats.pairs_cross_thread.raw + i.stats.pairs_cross_thread.waw;
+            prop_assert!(i.stats.cross_thread_pairs_on_disjoint_bytes <= between);
+            prop_assert_eq!(w.stats.cross_thread_pairs_on_disjoint_bytes, 0);
         }
     }
 }

@@ -22,7 +22,7 @@ use std::hash::Hasher;
 use std::mem::size_of;
 
 use super::granule_table::GranuleTable;
-use super::{DependencyKind, EventRef, PairSink};
+use super::{DependencyKind, EventRef, Footprint, PairSink};
 
 /// A fast hasher for granule numbers: one 64x64->128 multiply, folded, so
 /// that strided keys (granules of 64-byte-spaced pseudo-addresses, arrays of
@@ -125,12 +125,16 @@ struct GranuleState {
     reader: u64,
     /// With one reader: the reads it stands for (collapsing).
     count: u32,
+    /// Where the last write lay in the granule (in the padding: the state
+    /// stays 24 bytes), for [`PairSink::disjoint_bytes`].
+    written: Footprint,
 }
 
 const EMPTY: GranuleState = GranuleState {
     writer: NONE,
     reader: NONE,
     count: 0,
+    written: Footprint::UNKNOWN,
 };
 
 /// The table-based pair finder (`--algorithm indexed`, the default).
@@ -142,6 +146,8 @@ pub struct IndexedFinder {
     groups: Vec<Vec<ReaderSlot>>,
     free: Vec<u32>,
     collapse: bool,
+    /// log2 of the granule, for [`Footprint::disjoint`].
+    shift: u32,
 }
 
 impl Default for IndexedFinder {
@@ -158,7 +164,13 @@ impl IndexedFinder {
             groups: Vec::new(),
             free: Vec::new(),
             collapse: false,
+            shift: 3,
         }
+    }
+
+    /// The same finder for granules of `1 << shift` bytes (8 unless told).
+    pub fn with_granule_shift(self, shift: u32) -> IndexedFinder {
+        IndexedFinder { shift, ..self }
     }
 
     /// A finder that keeps one reader per thread in a read group (see the
@@ -179,14 +191,23 @@ impl IndexedFinder {
         granule: u64,
         event: EventRef,
         writes: bool,
+        (addr, size): (u64, u64),
         sink: &mut PairSink,
     ) {
         let state = self.states.state(granule);
+        // (Only compared at pairs between threads.)
+        let footprint = Footprint::of(addr, size);
         if writes {
             let reader = std::mem::replace(&mut state.reader, NONE);
             if reader == NONE {
                 if state.writer != NONE {
-                    sink.pair(unpack(state.writer), event, DependencyKind::Waw);
+                    after_write(
+                        state,
+                        (event, footprint),
+                        DependencyKind::Waw,
+                        self.shift,
+                        sink,
+                    );
                 }
             } else if reader & MANY == 0 {
                 war(one_slot(reader, state.count), event, sink);
@@ -200,10 +221,17 @@ impl IndexedFinder {
                 self.free.push(group);
             }
             state.writer = pack(event);
+            state.written = footprint;
             return;
         }
         if state.writer != NONE {
-            sink.pair(unpack(state.writer), event, DependencyKind::Raw);
+            after_write(
+                state,
+                (event, footprint),
+                DependencyKind::Raw,
+                self.shift,
+                sink,
+            );
         }
         let new = ReaderSlot {
             index: event.index,
@@ -257,6 +285,24 @@ impl IndexedFinder {
     }
 }
 
+/// The RAW or WAW pair from `state`'s last write to `event`, which has
+/// `footprint` in the granule (of `1 << shift` bytes), counted in
+/// [`PairSink::disjoint_bytes`] if between threads and on other bytes than
+/// the write's.
+#[inline(always)]
+fn after_write(
+    state: &GranuleState,
+    (event, footprint): (EventRef, Footprint),
+    kind: DependencyKind,
+    shift: u32,
+    sink: &mut PairSink,
+) {
+    let written = state.written;
+    sink.pair_apart(unpack(state.writer), event, kind, || {
+        written.disjoint(footprint, shift)
+    });
+}
+
 /// A free slot of `groups` (an empty vector), from `free` or new.
 fn new_group(groups: &mut Vec<Vec<ReaderSlot>>, free: &mut Vec<u32>) -> u32 {
     free.pop().unwrap_or_else(|| {
@@ -291,6 +337,28 @@ fn war(slot: ReaderSlot, to: EventRef, sink: &mut PairSink) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Pairs between threads on different bytes of a granule are counted
+    /// (and still emitted: the granule is the method's unit); on the same
+    /// bytes, or within one thread, they are not.
+    #[test]
+    fn pairs_on_different_bytes_are_counted() {
+        let event = |thread, index| EventRef { thread, index };
+        let (low, high) = ((0x100, 4), (0x104, 4));
+        let mut finder = IndexedFinder::collapsing();
+        let mut sink = PairSink::default();
+        finder.access(1, event(0, 0), true, low, &mut sink);
+        finder.access(1, event(1, 0), false, high, &mut sink);
+        assert_eq!((sink.cross_thread.raw, sink.disjoint_bytes), (1, 1));
+        finder.access(1, event(1, 1), true, high, &mut sink);
+        finder.access(1, event(0, 1), true, low, &mut sink);
+        assert_eq!((sink.cross_thread.waw, sink.disjoint_bytes), (1, 2));
+        finder.access(1, event(1, 2), false, (0x100, 8), &mut sink);
+        finder.access(1, event(1, 3), true, low, &mut sink);
+        assert_eq!(sink.cross_thread.raw, 2);
+        assert_eq!(sink.disjoint_bytes, 2, "overlapping bytes, then one thread");
+        assert_eq!(sink.pairs.len(), 3, "{:?}", sink.pairs);
+    }
 
     #[test]
     fn state_stays_small() {

@@ -118,6 +118,11 @@ pub struct PairSink {
     /// collapsed several reads of one thread into its latest (see
     /// [`indexed::IndexedFinder::collapsing`]): all of them.
     pub collapsed_war: u64,
+    /// Cross-thread RAW and WAW pairs found whose write and second access
+    /// touched different bytes of their granule (false sharing: an array
+    /// of 4-byte elements dealt out to threads one by one). Counted by the
+    /// indexed finder only, for the hint `split` prints.
+    pub disjoint_bytes: u64,
     /// ... and those of them within one thread.
     pub collapsed_war_same_thread: u64,
     keep_same_thread: bool,
@@ -171,6 +176,20 @@ impl PairSink {
 
     #[inline]
     pub(crate) fn pair(&mut self, from: EventRef, to: EventRef, kind: DependencyKind) {
+        self.pair_apart(from, to, kind, || false);
+    }
+
+    /// [`Self::pair`], counting the pair in [`Self::disjoint_bytes`] if it
+    /// is between threads and `apart` says its accesses touched different
+    /// bytes (asked only then: most pairs are within one thread).
+    #[inline(always)]
+    pub(crate) fn pair_apart(
+        &mut self,
+        from: EventRef,
+        to: EventRef,
+        kind: DependencyKind,
+        apart: impl FnOnce() -> bool,
+    ) {
         let pair = DependencyPair { from, to, kind };
         self.found.add(kind, 1);
         if pair.is_same_thread() {
@@ -179,6 +198,9 @@ impl PairSink {
             }
         } else {
             self.cross_thread.add(kind, 1);
+            if apart() {
+                self.disjoint_bytes += 1;
+            }
         }
         if self.pairs.last() != Some(&pair) {
             self.pairs.push(pair);
@@ -194,6 +216,48 @@ impl PairSink {
     }
 }
 
+/// Where an access lies, as far as the hint about false sharing needs
+/// ([`PairSink::disjoint_bytes`]): the low byte of its address and its size
+/// (at most 255), kept as they are; a write's is stored, and they are only
+/// compared at pairs between threads. The pairs themselves are the
+/// granule's, as the method defines them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Footprint {
+    low: u8,
+    size: u8,
+}
+
+impl Footprint {
+    /// Nothing known: never disjoint from anything.
+    pub const UNKNOWN: Footprint = Footprint { low: 0, size: 0 };
+
+    #[inline(always)]
+    pub fn of(addr: u64, size: u64) -> Footprint {
+        Footprint {
+            low: addr as u8,
+            size: size.min(255) as u8,
+        }
+    }
+
+    /// Whether two accesses to one granule of `1 << shift` bytes touch
+    /// different bytes of it: each lies within the granule (one that spans
+    /// granules, or a granule over 128 bytes, counts as touching all of it)
+    /// and their bytes do not meet.
+    #[inline]
+    pub fn disjoint(self, other: Footprint, shift: u32) -> bool {
+        if shift > 7 || self.size == 0 || other.size == 0 {
+            return false;
+        }
+        let granule = 1u16 << shift;
+        let span = |f: Footprint| {
+            let start = u16::from(f.low) & (granule - 1);
+            (start, start + u16::from(f.size))
+        };
+        let ((a, a_end), (b, b_end)) = (span(self), span(other));
+        a_end <= granule && b_end <= granule && (a_end <= b || b_end <= a)
+    }
+}
+
 /// The dependency-pair finder selected by `--algorithm`.
 #[derive(Debug)]
 pub enum PairFinder {
@@ -202,13 +266,20 @@ pub enum PairFinder {
 }
 
 impl PairFinder {
-    /// Feeds one access of `event` to `granule`.
+    /// Feeds one access of `event` to `granule`: `size` bytes at `addr`.
     #[inline]
-    pub fn access(&mut self, granule: u64, event: EventRef, access: Access, sink: &mut PairSink) {
+    pub fn access(
+        &mut self,
+        granule: u64,
+        event: EventRef,
+        access: Access,
+        (addr, size): (u64, u64),
+        sink: &mut PairSink,
+    ) {
         let writes = access.writes();
         match self {
             PairFinder::Worklist(f) => f.access(granule, event, writes, sink),
-            PairFinder::Indexed(f) => f.access(granule, event, writes, sink),
+            PairFinder::Indexed(f) => f.access(granule, event, writes, (addr, size), sink),
         }
     }
 
@@ -263,5 +334,28 @@ mod tests {
         let mut cross_only = PairSink::default();
         cross_only.pair(c, b, DependencyKind::War);
         assert!(cross_only.pairs.is_empty() && cross_only.found.war == 1);
+    }
+
+    #[test]
+    fn footprints_tell_different_bytes_apart() {
+        let at = |addr, size| Footprint::of(addr, size);
+        let apart = |a: Footprint, b: Footprint| a.disjoint(b, 3) && b.disjoint(a, 3);
+        assert!(apart(at(0x100, 4), at(0x104, 4)));
+        assert!(apart(at(0x106, 2), at(0x100, 6)));
+        assert!(!apart(at(0x100, 8), at(0x104, 4)));
+        assert!(!apart(at(0x103, 1), at(0x100, 4)));
+        assert!(!apart(at(0x104, 4), at(0x104, 4)));
+        // One spans granules, or is a range: all of the granule.
+        assert!(!apart(at(0x106, 4), at(0x100, 4)));
+        assert!(!apart(at(0x100, 1 << 20), at(0x104, 4)));
+        // A size of 0 or nothing known, or a granule over 128 bytes: never.
+        assert!(!apart(at(0x100, 0), at(0x104, 4)));
+        assert!(!apart(Footprint::UNKNOWN, at(0x104, 4)));
+        assert!(!at(0x100, 8).disjoint(at(0x1f8, 8), 8));
+        // 128-byte and 4-byte granules.
+        assert!(at(0x1f8, 8).disjoint(at(0x180, 8), 7));
+        assert!(!at(0x180, 128).disjoint(at(0x1f8, 8), 7));
+        assert!(at(0x106, 1).disjoint(at(0x107, 1), 2));
+        assert!(!at(0x106, 2).disjoint(at(0x107, 1), 2));
     }
 }
