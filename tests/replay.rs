@@ -1571,6 +1571,38 @@ fn false_sharing_is_reported_and_a_finer_granule_drops_its_waits() {
     replay_all_modes(&rec);
 }
 
+/// Plans are built in memory: a trace whose plans would hold more points
+/// than memory allows (here a limit of 50, set by the environment; by
+/// default what free memory holds) ends the split, and a first replay,
+/// with an error that says so and which kind of event the points are,
+/// leaving no plans behind; without the limit the same trace splits and
+/// replays.
+#[test]
+fn too_many_plan_points_is_a_clear_error_not_an_exhausted_machine() {
+    let rec = common::record(&build("replay_trylock"), &[]);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    for command in ["split", "replay"] {
+        let out = common::rr_command()
+            .env("RR_LITE_MAX_PLAN_POINTS", "50")
+            .arg(command)
+            .arg(&rec.trace)
+            .output()
+            .expect("run rr-lite");
+        let stderr = text(&out.stderr);
+        assert_eq!(status_code(&out), 1, "{}", describe(command, &out));
+        assert!(
+            stderr.contains("more than 50 points")
+                && stderr.contains("mutex-trylock")
+                && stderr.contains("RR_LITE_MAX_PLAN_POINTS")
+                && stderr.contains(&*rec.trace.to_string_lossy()),
+            "{}",
+            describe(command, &out)
+        );
+        assert!(!rec.trace.join("plans").exists(), "plans left behind");
+    }
+    replay_all_modes(&rec);
+}
+
 /// Data several threads read in turn is read without a lock once its
 /// stripes are read-shared, while one thread overwrites entries racily:
 /// every read must be logged on the right side of every write, or the

@@ -85,8 +85,9 @@ pub fn split_and_plan(
     progress: &dyn Progress,
 ) -> Result<SplitStats, ReplayError> {
     let start = std::time::Instant::now();
-    let analyzer = Analyzer::gathering_plan_points(options)?;
-    let (mut analysis, sync) = rr_lite_splitter::place_sync_points(trace, analyzer, progress)?;
+    let analyzer = Analyzer::gathering_at_most(options, max_plan_points())?;
+    let (mut analysis, sync) = rr_lite_splitter::place_sync_points(trace, analyzer, progress)
+        .map_err(|e| e.with_trace(trace.path()))?;
     progress.stage(Stage::Writing);
     // The pairs are in the plan now; plans are built thread by thread from
     // what each thread's points take, freed as they go.
@@ -102,6 +103,33 @@ pub fn split_and_plan(
         let _ = std::fs::remove_dir_all(trace.path().join(old));
     }
     Ok(analysis.stats)
+}
+
+/// Environment variable that sets the most points plans may hold.
+pub const MAX_PLAN_POINTS_ENV: &str = "RR_LITE_MAX_PLAN_POINTS";
+
+/// The most points the plans may hold: `RR_LITE_MAX_PLAN_POINTS` if set,
+/// else what the memory available now holds at
+/// [`rr_lite_splitter::recorded::BYTES_PER_POINT`] a point (plans are
+/// built in memory), so that a trace with too many ends in a clear error
+/// and not in the kernel's out-of-memory killer.
+fn max_plan_points() -> u64 {
+    if let Some(n) = std::env::var(MAX_PLAN_POINTS_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+    {
+        return n;
+    }
+    let available_kib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        });
+    match available_kib {
+        Some(kib) => (kib * 1024 / rr_lite_splitter::recorded::BYTES_PER_POINT).max(1 << 20),
+        None => u64::MAX,
+    }
 }
 
 /// Builds plans with `build` into a temporary directory beside `dir`, then

@@ -121,6 +121,15 @@ impl Analyzer {
         })
     }
 
+    /// [`Self::gathering_plan_points`], stopping with
+    /// [`SplitError::TooManyPlanPoints`] past `max_points` points.
+    pub fn gathering_at_most(options: &SplitOptions, max_points: u64) -> Result<Analyzer> {
+        Ok(Analyzer {
+            collector: Some(Collector::with_max_points(Some(max_points))),
+            ..Analyzer::new(options)?
+        })
+    }
+
     /// The options it analyses with.
     pub fn options(&self) -> &SplitOptions {
         &self.options
@@ -214,7 +223,7 @@ impl Analyzer {
         if self.collector.is_some()
             && (kept_before != self.kept.len() || e.index == 0 || crate::recorded::handed(e.kind))
         {
-            self.collect(e, kept_before);
+            self.collect(e, kept_before)?;
         }
         Ok(())
     }
@@ -222,9 +231,9 @@ impl Analyzer {
     /// Hands event `e` (whose kept pairs start at `kept_before`) to the
     /// collector of plan points, with the thread's start and end.
     #[inline(never)]
-    fn collect(&mut self, e: &RecordedEvent, kept_before: usize) {
+    fn collect(&mut self, e: &RecordedEvent, kept_before: usize) -> Result<()> {
         let Some(collector) = &mut self.collector else {
-            return;
+            return Ok(());
         };
         if e.index == 0 {
             collector.thread_started(e.thread);
@@ -234,10 +243,11 @@ impl Analyzer {
             threads: &self.threads,
         };
         let kept = &self.kept[kept_before..];
-        collector.event(e, kept, |u| progress.last_before(u, e.clock, e.thread));
+        collector.event(e, kept, |u| progress.last_before(u, e.clock, e.thread))?;
         if ends_thread(e.kind) {
             collector.thread_ended(e.thread);
         }
+        Ok(())
     }
 
     /// A thread's exit depends on every other thread's last event before it

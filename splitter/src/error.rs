@@ -53,6 +53,26 @@ pub enum SplitError {
         max_threads: u32,
         max_index: u64,
     },
+    /// The plans would hold more points than memory allows: plans are
+    /// built in memory (some [`crate::recorded::BYTES_PER_POINT`] bytes a
+    /// point), and a trace of a program that calls `pthread_mutex_trylock`
+    /// or the like hundreds of millions of times (a spin barrier) has as
+    /// many points. Reported when the limit is reached, not after the
+    /// machine runs out of memory.
+    #[error(
+        "{}: its replay plans would hold more than {limit} points ({most_share}% of them \
+         {most_kind} events), and plans are built in memory, some {mib} MiB at that count: the \
+         limit is what this machine's free memory allows, or RR_LITE_MAX_PLAN_POINTS. A shorter \
+         recording has fewer points",
+        trace.display()
+    )]
+    TooManyPlanPoints {
+        trace: PathBuf,
+        limit: u64,
+        most_kind: &'static str,
+        most_share: u64,
+        mib: u64,
+    },
     /// A thread's log ended before an event the analysis needs (the trace
     /// changed between the analysis and the writing of the replay logs).
     #[error("thread {thread}: log ends before event {index}, which the analysis saw")]
@@ -60,6 +80,27 @@ pub enum SplitError {
 }
 
 impl SplitError {
+    /// The error, naming `trace` if it concerns a whole trace and does not
+    /// name it yet.
+    pub fn with_trace(self, trace: &std::path::Path) -> SplitError {
+        match self {
+            SplitError::TooManyPlanPoints {
+                limit,
+                most_kind,
+                most_share,
+                mib,
+                ..
+            } => SplitError::TooManyPlanPoints {
+                trace: trace.to_path_buf(),
+                limit,
+                most_kind,
+                most_share,
+                mib,
+            },
+            other => other,
+        }
+    }
+
     /// Wraps an I/O error with what was being done (a verb phrase: "read",
     /// "create", "rename"...) and the file it concerns.
     pub fn io(

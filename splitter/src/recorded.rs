@@ -45,6 +45,7 @@ use std::collections::VecDeque;
 use rr_lite_trace::plan::{always_a_point, in_results};
 use rr_lite_trace::{EventKind, RecordedEvent};
 
+use crate::error::SplitError;
 use crate::pairs::{DependencyPair, EventRef};
 
 /// Most recorded points before a blocking event that take its waits: a
@@ -151,10 +152,20 @@ struct Nestable {
     ended_before: u64,
 }
 
+/// Memory a plan point takes while plans are built, at the peak: the
+/// gathered point, the plan's point and its place in the total order
+/// (`replayer::plans`).
+pub const BYTES_PER_POINT: u64 = 200;
+
 /// Gathers [`RecordedPoints`] as the analysis goes.
 #[derive(Debug, Default)]
 pub(crate) struct Collector {
     threads: Vec<ThreadRecord>,
+    /// Points gathered, by kind code, and the most allowed in all
+    /// (`None`: no limit).
+    points_by_kind: Vec<u64>,
+    points: u64,
+    max_points: Option<u64>,
     /// By thread: its points since its last blocking event.
     windows: Vec<VecDeque<Nestable>>,
     /// Threads that started and have not ended.
@@ -166,6 +177,43 @@ pub(crate) struct Collector {
 }
 
 impl Collector {
+    /// A collector that gathers at most `max_points` points in all.
+    pub(crate) fn with_max_points(max_points: Option<u64>) -> Collector {
+        Collector {
+            max_points,
+            ..Collector::default()
+        }
+    }
+
+    /// Counts a point of `kind`; the error once there are too many.
+    fn count_point(&mut self, kind: EventKind) -> Result<(), SplitError> {
+        self.points += 1;
+        let code = kind as usize;
+        if self.points_by_kind.len() <= code {
+            self.points_by_kind.resize(code + 1, 0);
+        }
+        self.points_by_kind[code] += 1;
+        match self.max_points {
+            Some(limit) if self.points > limit => Err(self.too_many(limit)),
+            _ => Ok(()),
+        }
+    }
+
+    fn too_many(&self, limit: u64) -> SplitError {
+        let (code, &most) = (self.points_by_kind.iter().enumerate())
+            .max_by_key(|&(_, n)| *n)
+            .unwrap_or((0, &0));
+        let most_kind = EventKind::from_code(code as u8).map_or("other", EventKind::name);
+        SplitError::TooManyPlanPoints {
+            // (Named by the caller, who knows the trace: `with_trace`.)
+            trace: std::path::PathBuf::new(),
+            limit,
+            most_kind,
+            most_share: most * 100 / self.points.max(1),
+            mib: limit.saturating_mul(BYTES_PER_POINT).div_ceil(1 << 20),
+        }
+    }
+
     fn ensure_thread(&mut self, t: usize) {
         if self.threads.len() <= t {
             self.threads.resize_with(t + 1, ThreadRecord::default);
@@ -201,7 +249,7 @@ impl Collector {
         e: &RecordedEvent,
         kept: &[DependencyPair],
         last_before: impl Fn(usize) -> Option<u64>,
-    ) {
+    ) -> Result<(), SplitError> {
         let t = e.thread as usize;
         self.ensure_thread(t);
         let record = &mut self.threads[t];
@@ -222,8 +270,10 @@ impl Collector {
             record.results.push(e.payload);
         }
         if !always_a_point(e.kind) && kept.is_empty() {
-            return;
+            return Ok(());
         }
+        self.count_point(e.kind)?;
+        let record = &mut self.threads[t];
         debug_assert!(record.points.last().is_none_or(|p| p.index < e.index));
         record.points.push(RecordedPoint {
             index: e.index,
@@ -232,7 +282,7 @@ impl Collector {
             payload: e.payload,
         });
         if blocking || self.live.len() > MAX_FRONTIER_THREADS {
-            return;
+            return Ok(());
         }
         let frontier = (self.live.iter())
             .filter(|&&u| u != e.thread)
@@ -247,6 +297,7 @@ impl Collector {
             frontier,
             ended_before: self.ended,
         });
+        Ok(())
     }
 
     /// The points gathered; `ends_process` by thread: whether its last
@@ -413,7 +464,7 @@ mod tests {
             site: 0,
             payload: 0,
         };
-        collector.event(&alloc, &[], |_| Some(0));
+        collector.event(&alloc, &[], |_| Some(0)).unwrap();
         assert_eq!(collector.windows[1].len(), 1);
         assert_eq!(collector.windows[1][0].frontier, [(0, 0)]);
         collector.thread_ended(1);
@@ -440,5 +491,43 @@ mod tests {
         let points = gather(&[(0, 1, NESTED, 0x1_0000), (0, 2, EventKind::MutexLock, LOCK)]);
         assert!(points.threads[0].nested_waits.is_empty());
         assert_eq!(points.threads[0].points.len(), 1);
+    }
+    /// Past its most points the collector stops with an error naming the
+    /// kind most points are; events that make no point do not count.
+    #[test]
+    fn past_its_most_points_the_collector_says_which_kind_they_are() {
+        let mut collector = Collector::with_max_points(Some(2));
+        collector.thread_started(0);
+        let event = |index, kind| RecordedEvent {
+            thread: 0,
+            index,
+            clock: index + 1,
+            kind,
+            addr: 0x1000,
+            size: 8,
+            site: 0,
+            payload: 0,
+        };
+        // (Plain accesses and locks are no points of their own.)
+        let kinds = [
+            EventKind::Read,
+            EventKind::MutexTryLock,
+            EventKind::MutexLock,
+            EventKind::Write,
+            EventKind::MutexTryLock,
+        ];
+        for (i, kind) in (0..).zip(kinds) {
+            collector.event(&event(i, kind), &[], |_| None).unwrap();
+        }
+        let err = collector.event(&event(5, EventKind::MutexTryLock), &[], |_| None);
+        match err {
+            Err(SplitError::TooManyPlanPoints {
+                limit: 2,
+                most_kind,
+                most_share: 100,
+                ..
+            }) => assert_eq!(most_kind, EventKind::MutexTryLock.name()),
+            other => panic!("{other:?}"),
+        }
     }
 }
