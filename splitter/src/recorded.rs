@@ -154,8 +154,9 @@ struct Nestable {
 
 /// Memory a plan point takes while plans are built, at the peak: the
 /// gathered point, the plan's point and its place in the total order
-/// (`replayer::plans`).
-pub const BYTES_PER_POINT: u64 = 200;
+/// (`replayer::plans`), and for the end of a kept pair the pair and its
+/// clocks (a split of 8.3 M such points peaked at 2.5 GB).
+pub const BYTES_PER_POINT: u64 = 320;
 
 /// Gathers [`RecordedPoints`] as the analysis goes.
 #[derive(Debug, Default)]
