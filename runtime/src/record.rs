@@ -34,6 +34,15 @@ const NOT_POLLED: u32 = u32::MAX;
 /// Serial schedule: fast-path reads of one held stripe in a row taken for
 /// polling (`RecordThread::spins_serially`).
 const SERIAL_SPIN_READS: u32 = 64;
+/// Lock-free reads in a row of one read-shared stripe (a flag several
+/// threads poll: a spin barrier) after which the thread gives the
+/// processor away, holding nothing (`RecordThread::give_way`): each poll
+/// is an event, tens of times dearer than natively, and with more threads
+/// than cores the thread that ends the spin may be waiting for one.
+const SHARED_POLLS_PER_YIELD: u32 = 1024;
+/// Tries of a lock in a row that found it busy (a trylock loop) after
+/// which the thread gives the processor away, for the same reason.
+const BUSY_TRIES_PER_YIELD: u32 = 4;
 
 /// What record mode keeps for one thread. Only the owning thread touches it
 /// (it lives in that thread's `ThreadState`; `Cell` fields make it `!Sync`).
@@ -64,6 +73,11 @@ pub(crate) struct RecordThread {
     /// Serial schedule only: fast-path reads of the held stripe in a row
     /// (a thread polling a flag it holds; see [`SERIAL_SPIN_READS`]).
     same_reads: Cell<u32>,
+    /// Lock-free reads in a row of the read-shared stripe being read
+    /// ([`SHARED_POLLS_PER_YIELD`]), and tries in a row that found a lock
+    /// busy ([`BUSY_TRIES_PER_YIELD`]).
+    shared_polls: Cell<u32>,
+    busy_tries: Cell<u32>,
     /// The serial schedule is on (`record --serialize`): read from the
     /// thread's own line on the fast path rather than from the global.
     serial: Cell<bool>,
@@ -117,6 +131,8 @@ impl RecordThread {
             held_private: Cell::new(false),
             polled: Cell::new(NOT_POLLED),
             same_reads: Cell::new(0),
+            shared_polls: Cell::new(0),
+            busy_tries: Cell::new(0),
             serial: Cell::new(false),
             chaos_points: Cell::new(false),
             polls: Cell::new(0),
@@ -260,6 +276,16 @@ impl RecordThread {
     /// [`Self::try_shared_read`] once the stripe was seen shared.
     #[inline(never)]
     fn shared_read(&self, stripe: u32, quantum: u32, access: PlainAccess) -> bool {
+        if self.reading.get() == stripe + 1 {
+            let polls = self.shared_polls.get().wrapping_add(1);
+            self.shared_polls.set(polls);
+            if polls.is_multiple_of(SHARED_POLLS_PER_YIELD) {
+                // (The mark goes too: set again below.)
+                self.give_way();
+            }
+        } else {
+            self.shared_polls.set(0);
+        }
         if self.reading.get() != stripe + 1 {
             // (The mark moves from the last stripe read, if any, at once.)
             crate::handover::start_reading(self.id.get(), stripe);
@@ -330,6 +356,31 @@ impl RecordThread {
     fn catch_up_after_takeover(&self) {
         let past = crate::handover::clock_past_all();
         self.clock.set(self.clock.get().max(past));
+    }
+
+    /// Gives the processor away holding nothing (no thread waits for this
+    /// one's stripes meanwhile): a thread that spins, on a flag or on a
+    /// busy lock, lets the thread it waits for run, which on a machine with
+    /// fewer cores than threads may be waiting for a core. Between events.
+    pub(crate) fn give_way(&self) {
+        self.release_held();
+        self.release_kept();
+        // SAFETY: no arguments (raw: not the interposed sched_yield, which
+        // is an event).
+        unsafe { libc::syscall(libc::SYS_sched_yield) };
+    }
+
+    /// A try of a lock found it `busy`, or took it (recording): every
+    /// [`BUSY_TRIES_PER_YIELD`]th busy try in a row gives way.
+    /// (Not inside a call that keeps its stripes: a lock tried by a
+    /// library call the runtime records whole.)
+    pub(crate) fn lock_tried(&self, busy: bool) {
+        let tries = if busy { self.busy_tries.get() + 1 } else { 0 };
+        self.busy_tries.set(tries);
+        let outside_calls = self.nest_depth.get() == 0 && self.nested_len.get() == 0;
+        if busy && tries.is_multiple_of(BUSY_TRIES_PER_YIELD) && outside_calls {
+            self.give_way();
+        }
     }
 
     /// Unlocks every stripe kept for the quantum, and the recent ones.

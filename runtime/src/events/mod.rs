@@ -485,6 +485,17 @@ pub(crate) fn record_spin_lock(addr: u64, site: u64, try_lock: impl Fn() -> i32)
     })
 }
 
+/// Recording, after a trylock-like call: it found the lock busy or
+/// took it (`RecordThread::lock_tried`: a thread looping on a busy lock
+/// gives way every few tries, holding nothing).
+pub(crate) fn lock_tried(found_busy: bool) {
+    let _ = with_tracked(|t, mode| {
+        if mode == Mode::Record {
+            busy(t, || t.record.lock_tried(found_busy));
+        }
+    });
+}
+
 /// The single stripe of `size` bytes at `addr` if this thread records under
 /// the quantum, which may keep it ([`log_keeping_stripe`],
 /// [`record_spin_lock`]); None otherwise (replay, no quantum, inside a call

@@ -421,7 +421,9 @@ macro_rules! try_calls {
             if omp_internal(site) {
                 return op();
             }
-            log_after_call_or_recorded(EventKind::$kind, addr(obj), 0, site, op, |&r| r as u64, return_failure)
+            let r = log_after_call_or_recorded(EventKind::$kind, addr(obj), 0, site, op, |&r| r as u64, return_failure);
+            events::lock_tried(r == libc::EBUSY);
+            r
         }
         with_site!($export => $imp, "rsi");
     )*};
