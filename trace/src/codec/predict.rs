@@ -129,19 +129,28 @@ impl Predictor {
         debug_assert_eq!(at, SiteSlot::of(site));
         self.slots[usize::from(self.last)].next_site = site;
         self.last = at.0;
-        let slot = &mut self.slots[usize::from(at.0)];
+        self.slots[usize::from(at.0)].learn(site, addr, prev_addr);
+    }
+}
+
+impl Slot {
+    /// Learns from an entry at `site`, which maps to this slot, and `addr`
+    /// after an entry at `prev_addr`: the site's own part of
+    /// [`Predictor::learn`].
+    #[inline(always)]
+    fn learn(&mut self, site: u64, addr: u64, prev_addr: u64) {
         let offset = addr.wrapping_sub(prev_addr);
-        if slot.site == site {
-            if slot.last_addr.wrapping_add(slot.stride) == addr {
-                slot.by_offset = false;
-            } else if slot.offset == offset {
-                slot.by_offset = true;
+        if self.site == site {
+            if self.last_addr.wrapping_add(self.stride) == addr {
+                self.by_offset = false;
+            } else if self.offset == offset {
+                self.by_offset = true;
             }
-            slot.stride = addr.wrapping_sub(slot.last_addr);
-            slot.last_addr = addr;
-            slot.offset = offset;
+            self.stride = addr.wrapping_sub(self.last_addr);
+            self.last_addr = addr;
+            self.offset = offset;
         } else {
-            *slot = Slot {
+            *self = Slot {
                 site,
                 last_addr: addr,
                 offset,
@@ -238,30 +247,14 @@ mod tests {
             }
         }
 
+        /// (The site's own slot learns as the predictor's does: what
+        /// differs is how the slots are found.)
         fn learn(&mut self, prev_site: u64, prev_addr: u64, site: u64, addr: u64) {
             let prev = &mut self.slots[slot_of(prev_site)];
             if prev.site == prev_site {
                 prev.next_site = site;
             }
-            let slot = &mut self.slots[slot_of(site)];
-            let offset = addr.wrapping_sub(prev_addr);
-            if slot.site == site {
-                if slot.last_addr.wrapping_add(slot.stride) == addr {
-                    slot.by_offset = false;
-                } else if slot.offset == offset {
-                    slot.by_offset = true;
-                }
-                slot.stride = addr.wrapping_sub(slot.last_addr);
-                slot.last_addr = addr;
-                slot.offset = offset;
-            } else {
-                *slot = Slot {
-                    site,
-                    last_addr: addr,
-                    offset,
-                    ..EMPTY
-                };
-            }
+            self.slots[slot_of(site)].learn(site, addr, prev_addr);
         }
     }
 
