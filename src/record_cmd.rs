@@ -121,6 +121,17 @@ pub fn report(recording: &rr_lite_recorder::Recording) {
             crate::until_failure::chaos_flags(chaos),
         );
     }
+    if let Some(yields) = h.spin_yields.filter(|&n| n >= SPIN_YIELDS_WORTH_A_NOTE)
+        && h.chaos.is_none()
+    {
+        eprintln!(
+            "rr-lite: note: threads spun on a flag or a busy lock {yields} times long enough to \
+             give way while recording; every poll is an event taken from the other threads, so \
+             spinning programs record slowly. `rr-lite record --serialize` runs the threads in \
+             turns and records such programs far faster (at the cost of showing fewer \
+             fine-grained races: `rr-lite record --help`)."
+        );
+    }
     if h.ok {
         eprintln!(
             "rr-lite: to replay it: rr-lite replay {}",
@@ -128,6 +139,11 @@ pub fn report(recording: &rr_lite_recorder::Recording) {
         );
     }
 }
+
+/// Spins (polls of a flag 1024 times in a row, or a busy lock tried 4
+/// times in a row: the runtime's `give_way`) after which `record` suggests
+/// the serial schedule.
+const SPIN_YIELDS_WORTH_A_NOTE: u64 = 1000;
 
 /// How to name a trace on the command line: its bare name when it is in the
 /// base directory (`rr-lite replay prog-3`), else its path.

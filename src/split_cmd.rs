@@ -192,7 +192,7 @@ impl FalseSharing {
         Some(format!(
             "{} of the {} RAW and WAW pairs between threads join accesses to different bytes \
              of one {}-byte granule (false sharing: neighbouring elements that different \
-             threads write), and replay waits at each. `rr-lite split --granule {half} {}` \
+             threads write), which replay may wait at. `rr-lite split --granule {half} {}` \
              tells {half}-byte elements apart (later replays use its plans; `--granule 1` \
              separates single bytes, at more memory and time).",
             self.disjoint,

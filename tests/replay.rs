@@ -1571,6 +1571,41 @@ fn false_sharing_is_reported_and_a_finer_granule_drops_its_waits() {
     replay_all_modes(&rec);
 }
 
+/// A spin barrier in PARSEC's manner: threads that poll a flag 1024 times
+/// in a row, or find a trylock busy four times in a row, give way while
+/// recording; the trace counts it (`spin_yields`), `record` suggests the
+/// serial schedule when it is a thousand or more, and both that recording
+/// and a serial one replay exactly.
+#[test]
+fn spinning_threads_give_way_and_the_recorder_says_so() {
+    let exe = build("replay_spin_barrier");
+    let rec = common::record(&exe, &[]);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    let header: Value =
+        serde_json::from_slice(&std::fs::read(rec.trace.join("header.json")).unwrap()).unwrap();
+    let yields = header["spin_yields"].as_u64().unwrap_or(0);
+    assert!(yields > 0, "no spin counted: {header}");
+    assert_eq!(
+        rec.stderr.contains("record --serialize"),
+        yields >= 1000,
+        "{yields} spins: {}",
+        rec.describe()
+    );
+    // (Its flag sits beside the count of waiting threads: false sharing,
+    // which the first replay would note.)
+    let out = common::rr(["split".as_ref(), rec.trace.as_os_str()]);
+    assert_eq!(status_code(&out), 0, "{}", describe("split", &out));
+    replay_all_modes(&rec);
+    let serial = record_with_options(&["--serialize"], &exe, &[], LIMIT);
+    assert_eq!(serial.status, 0, "{}", serial.describe());
+    assert!(
+        !serial.stderr.contains("rr-lite: note"),
+        "{}",
+        serial.describe()
+    );
+    replay_all_modes(&serial);
+}
+
 /// Plans are built in memory: a trace whose plans would hold more points
 /// than memory allows (here a limit of 50, set by the environment; by
 /// default what free memory holds) ends the split, and a first replay,

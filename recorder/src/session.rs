@@ -482,6 +482,7 @@ fn finalise(dir: &Path, point_latest: bool, facts: FinalFacts) -> Result<TraceHe
         data_checksums: data_checksums(dir)?,
         chaos: facts.chaos,
         chaos_steps: chaos_steps(dir)?,
+        spin_yields: spin_yields(dir)?,
     };
     header.write(&dir.join(HEADER_FILE))?;
     let version = dir.join(VERSION_FILE);
@@ -607,6 +608,21 @@ fn chaos_steps(dir: &Path) -> Result<Option<u64>, RecordError> {
         .lines()
         .filter_map(|l| l.strip_prefix("steps ")?.trim().parse().ok())
         .next_back())
+}
+
+/// The times the program's threads gave way while spinning, over its
+/// processes (each writes a line at its exit), if any did.
+fn spin_yields(dir: &Path) -> Result<Option<u64>, RecordError> {
+    let path = dir.join(rr_lite_trace::dir::SPINS_FILE);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let text = rr_lite_trace::bounded::read_to_string(&path, 1 << 16)?;
+    let yields = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("yields ")?.trim().parse::<u64>().ok())
+        .fold(0u64, u64::saturating_add);
+    Ok(Some(yields))
 }
 
 /// `err` followed by its causes, joined by ": ": an I/O error's message

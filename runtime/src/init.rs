@@ -332,6 +332,7 @@ pub(crate) fn log_process_exit(status: c_int, site: u64) {
     events::drain_outputs();
     if mode::current() == Mode::Record {
         crate::chaos::note_steps();
+        crate::record::note_spins();
     }
     // The exit event comes first: other threads may have logged events
     // ordered after it while the process was ending (another thread's

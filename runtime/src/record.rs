@@ -43,6 +43,28 @@ const SHARED_POLLS_PER_YIELD: u32 = 1024;
 /// Tries of a lock in a row that found it busy (a trylock loop) after
 /// which the thread gives the processor away, for the same reason.
 const BUSY_TRIES_PER_YIELD: u32 = 4;
+/// Times threads of this process gave way ([`RecordThread::give_way`]),
+/// noted in the trace at its exit ([`note_spins`]).
+static SPIN_YIELDS: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// At the process's exit (recording): how often its threads gave way while
+/// spinning, in the trace's `spins` file, if they did; the recorder tells
+/// the user what spinning costs a recording.
+pub(crate) fn note_spins() {
+    let yields = SPIN_YIELDS.load(core::sync::atomic::Ordering::Relaxed);
+    if yields == 0 {
+        return;
+    }
+    let mut digits = [0u8; 20];
+    let count = crate::sys::decimal(yields, &mut digits);
+    crate::descriptors::locked(|| {
+        crate::sys::append_line_in_dir(
+            crate::mode::TRACE_DIR.get(),
+            rr_lite_trace::dir::SPINS_FILE.as_bytes(),
+            &[b"yields ", count],
+        )
+    });
+}
 
 /// What record mode keeps for one thread. Only the owning thread touches it
 /// (it lives in that thread's `ThreadState`; `Cell` fields make it `!Sync`).
@@ -363,6 +385,7 @@ impl RecordThread {
     /// busy lock, lets the thread it waits for run, which on a machine with
     /// fewer cores than threads may be waiting for a core. Between events.
     pub(crate) fn give_way(&self) {
+        SPIN_YIELDS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
         self.release_held();
         self.release_kept();
         // SAFETY: no arguments (raw: not the interposed sched_yield, which

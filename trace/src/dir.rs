@@ -37,6 +37,9 @@ pub const PROBLEMS_FILE: &str = "problems";
 /// PCT's step count at the process's exit (`steps N`), written by the
 /// runtime under `record --chaos=pct`.
 pub const CHAOS_STEPS_FILE: &str = "chaos-steps";
+/// Written by the runtime at a recorded process's exit when its threads
+/// spun while recording: a line `yields <N>`.
+pub const SPINS_FILE: &str = "spins";
 /// Copy of the recorded process's `/proc/self/maps`, for symbolising sites.
 pub const MAPS_FILE: &str = "maps";
 /// Every byte the program read from its standard input, which the recorder

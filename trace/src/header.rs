@@ -177,6 +177,10 @@ pub struct TraceHeader {
     /// live), when the process got to its exit; the next run's estimate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chaos_steps: Option<u64>,
+    /// Times a thread spinning on a flag or a busy lock gave the processor
+    /// away while recording (`spins`), when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spin_yields: Option<u64>,
 }
 
 impl TraceHeader {
