@@ -165,11 +165,7 @@ fn split_stamp(trace: &rr_lite_trace::TraceDir) -> Option<std::time::SystemTime>
 /// After a replay that split the trace (its first): the split's hint about
 /// false sharing, if it has one (`rr-lite split` prints it too).
 fn note_false_sharing(trace: &rr_lite_trace::TraceDir) {
-    let path = rr_lite_splitter::replay_log::stats_path(trace.path());
-    let stats = rr_lite_trace::bounded::read(&path, 1 << 20)
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok());
-    let hint = stats
+    let hint = rr_lite_splitter::SplitStats::json_of_split(trace.path())
         .as_ref()
         .and_then(crate::split_cmd::FalseSharing::from_json)
         .and_then(|f| f.hint(trace.path()));

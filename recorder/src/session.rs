@@ -597,32 +597,36 @@ fn give_back_reserved_space(path: &Path, written: u64) -> Result<(), RecordError
     Ok(())
 }
 
-/// The step count PCT left in the trace, if it did.
+/// The step count PCT left in the trace, if it did (the last process's).
 fn chaos_steps(dir: &Path) -> Result<Option<u64>, RecordError> {
-    let path = dir.join(rr_lite_trace::dir::CHAOS_STEPS_FILE);
-    if !path.exists() {
-        return Ok(None);
-    }
-    let text = rr_lite_trace::bounded::read_to_string(&path, 4096)?;
-    Ok(text
-        .lines()
-        .filter_map(|l| l.strip_prefix("steps ")?.trim().parse().ok())
-        .next_back())
+    Ok(
+        counts_noted(dir, rr_lite_trace::dir::CHAOS_STEPS_FILE, "steps ")?
+            .and_then(|counts| counts.last().copied()),
+    )
 }
 
 /// The times the program's threads gave way while spinning, over its
 /// processes (each writes a line at its exit), if any did.
 fn spin_yields(dir: &Path) -> Result<Option<u64>, RecordError> {
-    let path = dir.join(rr_lite_trace::dir::SPINS_FILE);
+    Ok(
+        counts_noted(dir, rr_lite_trace::dir::SPINS_FILE, "yields ")?
+            .map(|counts| counts.into_iter().fold(0u64, u64::saturating_add)),
+    )
+}
+
+/// The counts of the `label` lines the runtime's processes wrote to the
+/// trace's `file` at their exits (`None` without the file).
+fn counts_noted(dir: &Path, file: &str, label: &str) -> Result<Option<Vec<u64>>, RecordError> {
+    let path = dir.join(file);
     if !path.exists() {
         return Ok(None);
     }
     let text = rr_lite_trace::bounded::read_to_string(&path, 1 << 16)?;
-    let yields = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("yields ")?.trim().parse::<u64>().ok())
-        .fold(0u64, u64::saturating_add);
-    Ok(Some(yields))
+    Ok(Some(
+        text.lines()
+            .filter_map(|l| l.strip_prefix(label)?.trim().parse().ok())
+            .collect(),
+    ))
 }
 
 /// `err` followed by its causes, joined by ": ": an I/O error's message

@@ -86,8 +86,7 @@ pub fn split_and_plan(
 ) -> Result<SplitStats, ReplayError> {
     let start = std::time::Instant::now();
     let analyzer = Analyzer::gathering_at_most(options, max_plan_points())?;
-    let (mut analysis, sync) = rr_lite_splitter::place_sync_points(trace, analyzer, progress)
-        .map_err(|e| e.with_trace(trace.path()))?;
+    let (mut analysis, sync) = rr_lite_splitter::place_sync_points(trace, analyzer, progress)?;
     progress.stage(Stage::Writing);
     // The pairs are in the plan now; plans are built thread by thread from
     // what each thread's points take, freed as they go.

@@ -311,15 +311,11 @@ pub(crate) fn note_steps() {
     if strategy() != PCT {
         return;
     }
-    let mut digits = [0u8; 20];
-    let steps = crate::sys::decimal(STEP.load(Ordering::Relaxed), &mut digits);
-    crate::descriptors::locked(|| {
-        crate::sys::append_line_in_dir(
-            crate::mode::TRACE_DIR.get(),
-            rr_lite_trace::dir::CHAOS_STEPS_FILE.as_bytes(),
-            &[b"steps ", steps],
-        )
-    });
+    crate::mode::note_count(
+        rr_lite_trace::dir::CHAOS_STEPS_FILE,
+        b"steps ",
+        STEP.load(Ordering::Relaxed),
+    );
 }
 
 /// PCT or serial is on: one thread at a time runs instrumented code

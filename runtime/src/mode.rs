@@ -82,3 +82,14 @@ impl PathSlot {
 pub(crate) static TRACE_DIR: PathSlot = PathSlot::new();
 /// The replay session directory (inside the trace directory).
 pub(crate) static SESSION_DIR: PathSlot = PathSlot::new();
+
+/// Appends `label` and `count` (decimal) as a line to the trace's file
+/// `file` (record mode, at the process's exit: PCT's steps, spins), under
+/// the descriptor lock.
+pub(crate) fn note_count(file: &str, label: &[u8], count: u64) {
+    let mut digits = [0u8; 20];
+    let count = crate::sys::decimal(count, &mut digits);
+    crate::descriptors::locked(|| {
+        crate::sys::append_line_in_dir(TRACE_DIR.get(), file.as_bytes(), &[label, count])
+    });
+}

@@ -52,18 +52,9 @@ static SPIN_YIELDS: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU6
 /// the user what spinning costs a recording.
 pub(crate) fn note_spins() {
     let yields = SPIN_YIELDS.load(core::sync::atomic::Ordering::Relaxed);
-    if yields == 0 {
-        return;
+    if yields > 0 {
+        crate::mode::note_count(rr_lite_trace::dir::SPINS_FILE, b"yields ", yields);
     }
-    let mut digits = [0u8; 20];
-    let count = crate::sys::decimal(yields, &mut digits);
-    crate::descriptors::locked(|| {
-        crate::sys::append_line_in_dir(
-            crate::mode::TRACE_DIR.get(),
-            rr_lite_trace::dir::SPINS_FILE.as_bytes(),
-            &[b"yields ", count],
-        )
-    });
 }
 
 /// What record mode keeps for one thread. Only the owning thread touches it
@@ -357,7 +348,8 @@ impl RecordThread {
 
     /// Whether `retire_held` at hook `now` would only move the held stripe
     /// (`held`, from `held_one`) among the recent ones: one private stripe
-    /// whose quantum is over.
+    /// whose quantum is over. (Its own test of the quantum, not the caller's:
+    /// taking the caller's made the fast path two instructions longer.)
     #[inline(always)]
     fn held_retires_to_recent(&self, held: u32, now: u32, quantum: u32) -> bool {
         held < HELD_SEVERAL
@@ -400,8 +392,7 @@ impl RecordThread {
     pub(crate) fn lock_tried(&self, busy: bool) {
         let tries = if busy { self.busy_tries.get() + 1 } else { 0 };
         self.busy_tries.set(tries);
-        let outside_calls = self.nest_depth.get() == 0 && self.nested_len.get() == 0;
-        if busy && tries.is_multiple_of(BUSY_TRIES_PER_YIELD) && outside_calls {
+        if busy && tries.is_multiple_of(BUSY_TRIES_PER_YIELD) && self.outside_calls() {
             self.give_way();
         }
     }
@@ -510,7 +501,13 @@ impl RecordThread {
     #[inline]
     pub(crate) fn quantum(&self) -> Option<u32> {
         let quantum = crate::quantum::get();
-        (quantum > 0 && self.nest_depth.get() == 0 && self.nested_len.get() == 0).then_some(quantum)
+        (quantum > 0 && self.outside_calls()).then_some(quantum)
+    }
+
+    /// Not inside a call that keeps stripes of its own (nested events).
+    #[inline(always)]
+    fn outside_calls(&self) -> bool {
+        self.nest_depth.get() == 0 && self.nested_len.get() == 0
     }
 
     /// At a hook that is not an event (function entry or exit): the last
@@ -762,7 +759,7 @@ impl RecordThread {
     pub(crate) fn release_at_schedule_point(&self, step: bool) {
         self.release_held();
         // Chaos off (the usual case) costs one load here.
-        if crate::chaos::enabled() && self.nest_depth.get() == 0 && self.nested_len.get() == 0 {
+        if crate::chaos::enabled() && self.outside_calls() {
             crate::chaos::before_event(self.id.get(), step);
         }
     }

@@ -104,7 +104,9 @@ pub fn place_sync_points(
     let mut next_report = progress::PROGRESS_STEP;
     while let Some((_, run)) = order.next_run()? {
         if let Err(e) = run.iter().try_for_each(|e| analyzer.push(e)) {
-            return Err(order.damage().map_or(e, SplitError::from));
+            return Err(order
+                .damage()
+                .map_or_else(|| e.with_trace(trace.path()), SplitError::from));
         }
         if analyzer.entries() >= next_report {
             progress.entries_read(analyzer.entries());

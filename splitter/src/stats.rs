@@ -103,6 +103,14 @@ pub struct SplitStats {
 }
 
 impl SplitStats {
+    /// The statistics of the trace's last split (`split/stats.json`), as
+    /// JSON, if it had one that reads.
+    pub fn json_of_split(trace: &std::path::Path) -> Option<serde_json::Value> {
+        let path = crate::replay_log::stats_path(trace);
+        let bytes = rr_lite_trace::bounded::read(&path, 1 << 20).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
     /// Sets the time taken and the rate it gives.
     pub fn set_time(&mut self, elapsed: std::time::Duration) {
         self.seconds = elapsed.as_secs_f64();
@@ -119,9 +127,7 @@ impl SplitStats {
     /// `split/stats.json`, if it has readable ones (a split made with
     /// options of the user's: plans built again later keep them).
     pub fn options_of_split(trace: &std::path::Path) -> Option<SplitOptions> {
-        let path = crate::replay_log::stats_path(trace);
-        let bytes = rr_lite_trace::bounded::read(&path, 1 << 20).ok()?;
-        let json: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+        let json = SplitStats::json_of_split(trace)?;
         let text = |key: &str| json.get(key)?.as_str();
         let options = SplitOptions {
             algorithm: text("algorithm")?.parse().ok()?,
