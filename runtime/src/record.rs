@@ -43,6 +43,9 @@ const SHARED_POLLS_PER_YIELD: u32 = 1024;
 /// Tries of a lock in a row that found it busy (a trylock loop) after
 /// which the thread gives the processor away, for the same reason.
 const BUSY_TRIES_PER_YIELD: u32 = 4;
+/// Hooks reading only the stripe held from the last access after which
+/// the thread gives the processor away (`RecordThread::polls_held`).
+const HELD_POLLS_PER_YIELD: u32 = 1024;
 /// Times threads of this process gave way ([`RecordThread::give_way`]),
 /// noted in the trace at its exit ([`note_spins`]).
 static SPIN_YIELDS: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
@@ -86,6 +89,10 @@ pub(crate) struct RecordThread {
     /// Serial schedule only: fast-path reads of the held stripe in a row
     /// (a thread polling a flag it holds; see [`SERIAL_SPIN_READS`]).
     same_reads: Cell<u32>,
+    /// The hook at which the thread last accessed a stripe other than the
+    /// one it holds from its last access, or wrote it
+    /// (`Self::polls_held`).
+    held_from: Cell<u32>,
     /// Lock-free reads in a row of the read-shared stripe being read
     /// ([`SHARED_POLLS_PER_YIELD`]), and tries in a row that found a lock
     /// busy ([`BUSY_TRIES_PER_YIELD`]).
@@ -144,6 +151,7 @@ impl RecordThread {
             held_private: Cell::new(false),
             polled: Cell::new(NOT_POLLED),
             same_reads: Cell::new(0),
+            held_from: Cell::new(0),
             shared_polls: Cell::new(0),
             busy_tries: Cell::new(0),
             serial: Cell::new(false),
@@ -435,6 +443,10 @@ impl RecordThread {
         }
         if crate::quantum::recent_scan_at(now) {
             self.release_expired_recent(now);
+            // (Looked at here, every few hooks: off the fast path's line.)
+            if !writes && self.held_one.get() == stripe && self.polls_held(now) {
+                return false;
+            }
         }
         let me = self.id.get();
         let held = self.held_one.get();
@@ -448,6 +460,7 @@ impl RecordThread {
                 return false;
             }
         } else {
+            self.held_from.set(now);
             // `retire_held` would put the held stripe among the recent ones
             // (private, quantum over) or have nothing to retire.
             let retires_to_recent = self.held_retires_to_recent(held, now, quantum);
@@ -475,6 +488,7 @@ impl RecordThread {
         StripeSet::claim(stripe, me, writes);
         if writes {
             self.held_share.set(false);
+            self.held_from.set(now);
         }
         self.held_since.set(now.wrapping_sub(quantum));
         true
@@ -494,6 +508,24 @@ impl RecordThread {
         };
         self.same_reads.set(n);
         n >= SERIAL_SPIN_READS
+    }
+
+    /// Whether the thread, at hook `now`, has read only the stripe held
+    /// from its last access for [`HELD_POLLS_PER_YIELD`] hooks or more
+    /// (since `held_from`): it then gives the processor away
+    /// ([`Self::give_way`], on the general path). A thread polling an index
+    /// or a flag whose writer is not running (with more threads than cores,
+    /// the writer may wait for the core) reads the same stripe hook after
+    /// hook, each read a logged event; a loop walking data moves to another
+    /// stripe every few accesses. Not in the serial schedule
+    /// ([`Self::spins_serially`]) nor under chaos, which handle spinning
+    /// their own way, nor inside calls.
+    #[cold]
+    fn polls_held(&self, now: u32) -> bool {
+        now.wrapping_sub(self.held_from.get()) >= HELD_POLLS_PER_YIELD
+            && !self.serial.get()
+            && !self.chaos_points.get()
+            && self.outside_calls()
     }
 
     /// Whether the quantum applies now: on, and outside the calls that
@@ -590,14 +622,19 @@ impl RecordThread {
         let me = self.id.get();
         let mut set = want.for_plain_lock();
         let mut single = set.single();
-        if self.serial.get() && self.spins_serially(!writes && single == Some(self.held_one.get()))
-        {
+        let same_read = !writes && single == Some(self.held_one.get());
+        if self.serial.get() && self.spins_serially(same_read) {
             // Serial: polling what it holds (a plain flag on the fast path,
             // an atomic here), the thread waits for another, which needs
             // the turn.
             self.same_reads.set(0);
             self.release_held();
             crate::chaos::spinning(me);
+        } else if !same_read {
+            self.held_from.set(now);
+        } else if self.polls_held(now) {
+            self.held_from.set(now);
+            self.give_way();
         }
         // (`retire_held` reuses only a single stripe.)
         if self.retire_held(now, quantum, single)
