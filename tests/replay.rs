@@ -1606,6 +1606,32 @@ fn spinning_threads_give_way_and_the_recorder_says_so() {
     replay_all_modes(&serial);
 }
 
+/// A thread polling an index it holds (an atomic load hook after hook,
+/// nothing else between) while the thread that will move it runs or waits
+/// for a core gives the processor away every so many polls, which the
+/// header counts; here the first consumer polls until the main thread has
+/// finished its own work, some 600 k recorded events later, and its
+/// producer polls for room meanwhile. The recording replays exactly in
+/// every mode.
+#[test]
+fn a_thread_polling_what_it_holds_gives_way_and_replays_exactly() {
+    let exe = build("replay_spin_ring");
+    let rec = common::record(&exe, &[]);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    let expected = 3 * 20000 * 19999 / 2 + 20000;
+    assert!(
+        rec.stdout
+            .starts_with(&format!("sums {expected} {expected} ")),
+        "{}",
+        rec.describe()
+    );
+    let header: Value =
+        serde_json::from_slice(&std::fs::read(rec.trace.join("header.json")).unwrap()).unwrap();
+    let yields = header["spin_yields"].as_u64().unwrap_or(0);
+    assert!(yields > 0, "no spin counted: {header}");
+    replay_all_modes(&rec);
+}
+
 /// Plans are built in memory: a trace whose plans would hold more points
 /// than memory allows (here a limit of 50, set by the environment; by
 /// default what free memory holds) ends the split, and a first replay,
