@@ -125,11 +125,11 @@ pub fn report(recording: &rr_lite_recorder::Recording) {
         && h.chaos.is_none()
     {
         eprintln!(
-            "rr-lite: note: threads spun on a flag or a busy lock {yields} times long enough to \
-             give way while recording; every poll is an event taken from the other threads, so \
-             spinning programs record slowly. `rr-lite record --serialize` runs the threads in \
-             turns and records such programs far faster (at the cost of showing fewer \
-             fine-grained races: `rr-lite record --help`)."
+            "rr-lite: note: threads spun on a flag, an index or a busy lock {yields} times long \
+             enough to give way while recording; every poll is an event, recorded and replayed. \
+             `rr-lite record --serialize` runs the threads in turns, which often records and \
+             replays such programs faster (at the cost of showing fewer fine-grained races: \
+             `rr-lite record --help`)."
         );
     }
     if h.ok {
