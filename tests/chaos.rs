@@ -100,6 +100,31 @@ fn pct_lets_threads_finish_before_an_unjoined_exit_but_not_a_spinner() {
     }
 }
 
+/// A thread spinning until another makes progress, with that thread
+/// dropped to a change-point priority, must not spin for ever: it goes
+/// below it. The SPSC rings of `replay_spin_ring` (a consumer polling a
+/// flag main sets after its own work, a producer polling for room) hung
+/// under PCT at depth 3 with every seed tried; each run must now end, with
+/// its sums, and replay exactly.
+#[test]
+fn pct_lets_spinners_wait_for_a_thread_dropped_at_a_change_point() {
+    let program = build("replay_spin_ring");
+    for seed in 1..=3 {
+        let seed = seed.to_string();
+        let options = ["--chaos=pct", "--seed", &seed, "--pct-depth", "3"];
+        let rec = record_with_options(&options, &program, &["2000", "20000"], LIMIT);
+        assert_eq!(rec.status, 0, "{}", rec.describe());
+        assert!(
+            rec.stdout.starts_with("sums 5999000 5999000 "),
+            "{}",
+            rec.describe()
+        );
+        if seed == "1" {
+            replays_exactly(&rec.trace, 0, &rec.stdout);
+        }
+    }
+}
+
 #[test]
 fn random_chaos_records_a_trace_that_replays() {
     let program = build("chaos_interleaving");

@@ -124,17 +124,22 @@ const JOINING: u32 = 5;
 /// Priorities, from high to low: initial ones above `DEMOTED_START`;
 /// demoted ones (spinners) below it and above `LOWEST_CHANGE_POINT +
 /// MAX_CHANGES`; change-point ones from there down to
-/// `LOWEST_CHANGE_POINT`; `EXIT_PRIORITY`; `SPINNER_AT_EXIT`. (0 stands
-/// for "no thread ready" in `BEST_READY`.)
+/// `LOWEST_CHANGE_POINT`; spinners demoted below them (`DEEP_DEMOTED_START`
+/// down); `EXIT_PRIORITY`; `SPINNER_AT_EXIT`. (0 stands for "no thread
+/// ready" in `BEST_READY`.)
 const INITIAL_BASE: u64 = 1 << 40;
 const DEMOTED_START: u64 = 1 << 39;
-const LOWEST_CHANGE_POINT: u64 = 3;
+const LOWEST_CHANGE_POINT: u64 = 1 << 38;
+/// Where spinners go once a ready thread has dropped to a change-point
+/// priority (or below): a spinner waiting for that thread, kept above it,
+/// would spin for ever ([`demote_below_undemoted`]).
+const DEEP_DEMOTED_START: u64 = LOWEST_CHANGE_POINT - 1;
 /// A thread ending the process ([`exiting`]) waits below every other...
 const EXIT_PRIORITY: u64 = 2;
 /// ...except spinners demoted while it waits, which would otherwise keep
 /// it from ending the process for ever.
 const SPINNER_AT_EXIT: u64 = 1;
-const _: () = assert!(LOWEST_CHANGE_POINT > EXIT_PRIORITY);
+const _: () = assert!(DEEP_DEMOTED_START > EXIT_PRIORITY + (1 << 32));
 const _: () = assert!(EXIT_PRIORITY > SPINNER_AT_EXIT && SPINNER_AT_EXIT > 0);
 
 #[derive(Debug)]
@@ -203,6 +208,7 @@ static BEST_READY: AtomicU64 = AtomicU64::new(0);
 /// One past the highest logical id registered.
 static THREADS: AtomicU32 = AtomicU32::new(0);
 static NEXT_DEMOTED: AtomicU64 = AtomicU64::new(DEMOTED_START);
+static NEXT_DEEP_DEMOTED: AtomicU64 = AtomicU64::new(DEEP_DEMOTED_START);
 static LOCK: AtomicBool = AtomicBool::new(false);
 /// The thread waiting in [`exiting`] to end the process, or `NOBODY`.
 static EXITING: AtomicU32 = AtomicU32::new(NOBODY);
@@ -455,15 +461,37 @@ pub(crate) fn exiting(id: u32) {
 }
 
 /// Under the lock: `s` ranks below every thread not demoted yet (and
-/// above the change-point priorities).
+/// above the change-point priorities), or, if a ready thread has dropped
+/// to a change-point priority or below, below every ready thread: the
+/// spinner may wait for it (PCT lets a thread run only while no ready one
+/// ranks higher, so a spinner left above the thread it waits for would
+/// spin for ever: `tests/c/replay_spin_ring.c` under `--chaos=pct` did).
+/// Each demotion goes below the one before, so spinners take turns with
+/// the threads they wait for.
 fn demote_below_undemoted(s: &Slot) {
-    let low = NEXT_DEMOTED
-        .fetch_sub(1, Ordering::Relaxed)
-        .max(LOWEST_CHANGE_POINT + MAX_CHANGES as u64);
+    let (next, floor) = if ready_at_or_below_change_points(s) {
+        (&NEXT_DEEP_DEMOTED, EXIT_PRIORITY + 1)
+    } else {
+        (&NEXT_DEMOTED, LOWEST_CHANGE_POINT + MAX_CHANGES as u64)
+    };
+    let low = next.fetch_sub(1, Ordering::Relaxed).max(floor);
     s.priority.store(
         low.min(s.priority.load(Ordering::Relaxed)),
         Ordering::Relaxed,
     );
+}
+
+/// Under the lock: whether a ready thread other than `s` ranks at a
+/// change-point priority or below (not an exiting one).
+fn ready_at_or_below_change_points(s: &Slot) -> bool {
+    let threads = THREADS.load(Ordering::Relaxed).min(MAX_THREADS as u32);
+    SLOTS[..threads as usize].iter().any(|other| {
+        let p = other.priority.load(Ordering::Relaxed);
+        !core::ptr::eq(other, s)
+            && other.state.load(Ordering::Relaxed) == READY
+            && p > EXIT_PRIORITY
+            && p < LOWEST_CHANGE_POINT + MAX_CHANGES as u64
+    })
 }
 
 /// A thread logged its last event: it gives the turn away for good.
