@@ -48,7 +48,9 @@
 //!   releases a lock ([`wait_for_lock`], [`lock_released`]), as in PCT.
 //! * A thread that keeps the turn for [`MAX_TURN_EVENTS`] events while
 //!   others are ready (a spin loop waiting for one of them) is demoted below
-//!   every thread not demoted yet.
+//!   every thread not demoted yet, or below every ready thread once one of
+//!   them has dropped to a change-point priority (it may be the one waited
+//!   for).
 //! * A holder blocked where the runtime cannot see (a raw futex, a full
 //!   pipe) makes no events: when none happened for [`STEAL_SLEEPER_AFTER_NS`]
 //!   and it sleeps outside the runtime, or for [`STEAL_AFTER_NS`] and it
