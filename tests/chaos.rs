@@ -65,8 +65,7 @@ fn pct_repeats_a_schedule_from_its_seed_and_varies_it_across_seeds() {
         first.describe(),
         again.describe()
     );
-    let header: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(first.trace.join("header.json")).unwrap()).unwrap();
+    let header = first.header();
     assert_eq!(header["chaos"]["strategy"], "pct", "{header}");
     assert_eq!(header["chaos"]["seed"], 7, "{header}");
     let mut outputs = std::collections::BTreeSet::new();

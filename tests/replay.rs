@@ -634,9 +634,7 @@ fn thread_unknown_to_the_runtime_makes_an_unreplayable_trace() {
     let rec = record_within(&exe, &[], LIMIT);
     assert_eq!(rec.status, 0, "{}", rec.describe());
     assert_eq!(rec.stdout, "shared 42\n");
-    let header: Value =
-        serde_json::from_str(&std::fs::read_to_string(rec.trace.join("header.json")).unwrap())
-            .unwrap();
+    let header = rec.header();
     assert_eq!(header["ok"], false, "{header}");
     assert!(
         header["problems"].to_string().contains("did not start"),
@@ -784,9 +782,7 @@ fn forking_program_makes_an_unreplayable_trace() {
         "{site} is not the fork call\n{}",
         describe("addr2line", &line)
     );
-    let header: Value =
-        serde_json::from_str(&std::fs::read_to_string(rec.trace.join("header.json")).unwrap())
-            .unwrap();
+    let header = rec.header();
     assert_eq!(header["ok"], false, "{header}");
     assert!(
         header["problems"].to_string().contains("fork()"),
@@ -1240,9 +1236,7 @@ fn rebuilt_program_is_refused_before_it_runs() {
     let (prog, rec) = diverge_recording(dir.path(), "50");
     let changed = build_variant("replay_diverge", "changed", &["-DCHANGED"]);
     std::fs::copy(&changed, &prog).expect("copy the changed program over the recorded one");
-    let header: Value =
-        serde_json::from_str(&std::fs::read_to_string(rec.trace.join("header.json")).unwrap())
-            .unwrap();
+    let header = rec.header();
     let recorded_id = header["program_id"].as_str().unwrap().to_string();
     for mode in ["--parallel", "--sequential", "--verify"] {
         let out = replay(&rec.trace, &[mode]);
@@ -1581,8 +1575,7 @@ fn spinning_threads_give_way_and_the_recorder_says_so() {
     let exe = build("replay_spin_barrier");
     let rec = common::record(&exe, &[]);
     assert_eq!(rec.status, 0, "{}", rec.describe());
-    let header: Value =
-        serde_json::from_slice(&std::fs::read(rec.trace.join("header.json")).unwrap()).unwrap();
+    let header = rec.header();
     let yields = header["spin_yields"].as_u64().unwrap_or(0);
     assert!(yields > 0, "no spin counted: {header}");
     assert_eq!(
@@ -1625,8 +1618,7 @@ fn a_thread_polling_what_it_holds_gives_way_and_replays_exactly() {
         "{}",
         rec.describe()
     );
-    let header: Value =
-        serde_json::from_slice(&std::fs::read(rec.trace.join("header.json")).unwrap()).unwrap();
+    let header = rec.header();
     let yields = header["spin_yields"].as_u64().unwrap_or(0);
     assert!(yields > 0, "no spin counted: {header}");
     replay_all_modes(&rec);
@@ -1770,8 +1762,7 @@ fn serial_recording_keeps_few_waits_and_replays_exactly() {
         assert_eq!(rec.status, 0, "{}", rec.describe());
     }
     replay_all_modes(&serial);
-    let header: Value =
-        serde_json::from_slice(&std::fs::read(serial.trace.join("header.json")).unwrap()).unwrap();
+    let header = serial.header();
     assert_eq!(header["chaos"]["strategy"], "serial", "{header}");
     assert_eq!(header["chaos"]["seed"], 5, "{header}");
     assert_eq!(header["chaos"]["slice"], 200_000, "{header}");

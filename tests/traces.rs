@@ -349,9 +349,7 @@ fn a_changed_byte_in_a_thread_log_is_caught() {
         let _ = std::fs::remove_dir_all(rec.trace.join(derived));
     }
     let log = rec.trace.join("thread-0001.log");
-    let header: Value =
-        serde_json::from_str(&std::fs::read_to_string(rec.trace.join("header.json")).unwrap())
-            .unwrap();
+    let header = rec.header();
     // Inside the entries (the rest of the file is chunk padding, never read).
     let written = header["log_checksums"][1][0].as_u64().unwrap() as usize;
     let mut bytes = std::fs::read(&log).unwrap();

@@ -486,8 +486,7 @@ fn demote_below_undemoted(s: &Slot) {
 /// Under the lock: whether a ready thread other than `s` ranks at a
 /// change-point priority or below (not an exiting one).
 fn ready_at_or_below_change_points(s: &Slot) -> bool {
-    let threads = THREADS.load(Ordering::Relaxed).min(MAX_THREADS as u32);
-    SLOTS[..threads as usize].iter().any(|other| {
+    registered().iter().any(|other| {
         let p = other.priority.load(Ordering::Relaxed);
         !core::ptr::eq(other, s)
             && other.state.load(Ordering::Relaxed) == READY
@@ -807,10 +806,15 @@ fn wake_lock_waiters() {
     }
 }
 
+/// The slots of the threads registered so far, by logical id.
+fn registered() -> &'static [Slot] {
+    let threads = THREADS.load(Ordering::Relaxed).min(MAX_THREADS as u32);
+    &SLOTS[..threads as usize]
+}
+
 /// Under the lock: the threads for which `waits` holds become ready.
 fn make_ready(waits: impl Fn(&Slot) -> bool) {
-    let threads = THREADS.load(Ordering::Relaxed).min(MAX_THREADS as u32);
-    for s in &SLOTS[..threads as usize] {
+    for s in registered() {
         if waits(s) {
             s.state.store(READY, Ordering::Relaxed);
         }
@@ -913,10 +917,8 @@ fn try_steal(id: u32, s: &Slot) {
 
 /// The ready thread with the highest priority (ties: the lowest id).
 fn best_ready_thread() -> Option<(u32, u64)> {
-    let threads = THREADS.load(Ordering::Relaxed).min(MAX_THREADS as u32);
     let mut best: Option<(u32, u64)> = None;
-    for id in 0..threads {
-        let s = &SLOTS[id as usize];
+    for (id, s) in (0u32..).zip(registered()) {
         if s.state.load(Ordering::Relaxed) != READY {
             continue;
         }

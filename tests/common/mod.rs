@@ -206,6 +206,13 @@ pub struct Recorded {
 }
 
 impl Recorded {
+    /// The trace's `header.json`, parsed.
+    pub fn header(&self) -> serde_json::Value {
+        let path = self.trace.join("header.json");
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
     pub fn describe(&self) -> String {
         format!(
             "rr-lite record -o {}: status {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
