@@ -128,13 +128,12 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     if let (OneCpu::Always, Some(why)) = (options.one_cpu, why_not_one_cpu(&trace)) {
         eprintln!("rr-lite: warning: --one-cpu always ignored: {why}");
     }
-    let split_before = split_stamp(&trace);
-    let outcome = replay(&trace, &options)?;
-    if split_stamp(&trace) != split_before {
-        note_false_sharing(&trace);
+    let replayed = replay(&trace, &options)?;
+    if let Some(why) = replayed.plans_built {
+        note_plans_built(&trace, &why);
     }
     let mut symbols = symbolizer(&trace)?;
-    match outcome {
+    match replayed.outcome {
         ReplayOutcome::Finished(ending) => {
             if let Some(recorded) = trace.header().map(|h| h.ending).filter(|&r| r != ending) {
                 eprintln!(
@@ -156,15 +155,14 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     }
 }
 
-/// When the trace's split statistics were last written (`None`: never).
-fn split_stamp(trace: &rr_lite_trace::TraceDir) -> Option<std::time::SystemTime> {
-    let path = rr_lite_splitter::replay_log::stats_path(trace.path());
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
-}
-
-/// After a replay that split the trace (its first): the split's hint about
-/// false sharing, if it has one (`rr-lite split` prints it too).
-fn note_false_sharing(trace: &rr_lite_trace::TraceDir) {
+/// After a replay that split the trace and built its plans: why, when the
+/// plans it had could not be used (a first replay building them is
+/// expected), and the split's hint about false sharing, if it has one
+/// (`rr-lite split` prints it too).
+fn note_plans_built(trace: &rr_lite_trace::TraceDir, why: &rr_lite_replayer::WhyBuilt) {
+    if why.plans_were_unusable() {
+        eprintln!("rr-lite: note: this replay built the trace's plans again: {why}");
+    }
     let hint = rr_lite_splitter::SplitStats::json_of_split(trace.path())
         .as_ref()
         .and_then(crate::split_cmd::FalseSharing::from_json)

@@ -886,30 +886,70 @@ fn damaged_plans_and_split_stats_are_rebuilt() {
     let rec = record_within(&build("accounts"), &[], LIMIT);
     assert_eq!(rec.status, 0, "{}", rec.describe());
     type Damage = fn(&Path);
-    let damages: [(&str, &str, Damage); 5] = [
-        ("plans", "thread-0000.plan", |f| {
-            std::fs::write(f, &std::fs::read(f).unwrap()[..30]).unwrap()
-        }),
-        ("plans", "thread-0000.plan", |f| {
-            std::fs::write(f, b"").unwrap()
-        }),
-        ("plans", "thread-0001.plan", flip_a_byte),
-        ("plans", "thread-0000.plan", |f| {
-            std::fs::remove_file(f).unwrap()
-        }),
-        ("split", "stats.json", |f| {
-            let trace = f.parent().and_then(Path::parent).unwrap();
-            let split = common::rr([
-                "split".as_ref(),
-                "--granule".as_ref(),
-                "16".as_ref(),
-                trace.as_os_str(),
-            ]);
-            assert!(split.status.success(), "{}", describe("split", &split));
-            std::fs::write(f, b"{ not json").unwrap();
-        }),
+    // What was damaged, and what the replay says of why it built the plans
+    // again ("" for a change that must not make it build them).
+    let damages: [(&str, &str, Damage, &str); 7] = [
+        (
+            "plans",
+            "thread-0000.plan",
+            |f| std::fs::write(f, &std::fs::read(f).unwrap()[..30]).unwrap(),
+            "the plan of thread 0 failed its checks",
+        ),
+        (
+            "plans",
+            "thread-0000.plan",
+            |f| std::fs::write(f, b"").unwrap(),
+            "the plan of thread 0 failed its checks",
+        ),
+        (
+            "plans",
+            "thread-0001.plan",
+            flip_a_byte,
+            "the plan of thread 1 failed its checks",
+        ),
+        (
+            "plans",
+            "thread-0000.plan",
+            |f| std::fs::remove_file(f).unwrap(),
+            "the plan of thread 0 failed its checks",
+        ),
+        // Plans stamped by a builder before the stamp named the split.
+        (
+            "plans",
+            "complete",
+            |f| std::fs::write(f, b"3\n").unwrap(),
+            "built by an rr-lite that builds them otherwise",
+        ),
+        // Freshness does not hang on file times: a split's statistics
+        // "newer" than its plans (a clock stepped back) change nothing.
+        (
+            "split",
+            "stats.json",
+            |f| {
+                let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+                let file = std::fs::File::options().write(true).open(f).unwrap();
+                file.set_modified(later).unwrap();
+            },
+            "",
+        ),
+        (
+            "split",
+            "stats.json",
+            |f| {
+                let trace = f.parent().and_then(Path::parent).unwrap();
+                let split = common::rr([
+                    "split".as_ref(),
+                    "--granule".as_ref(),
+                    "16".as_ref(),
+                    trace.as_os_str(),
+                ]);
+                assert!(split.status.success(), "{}", describe("split", &split));
+                std::fs::write(f, b"{ not json").unwrap();
+            },
+            "built with another split than its latest",
+        ),
     ];
-    for (dir, file, damage) in damages {
+    for (dir, file, damage, why) in damages {
         let first = replay(&rec.trace, &["--parallel"]);
         assert_eq!(
             status_code(&first),
@@ -923,11 +963,20 @@ fn damaged_plans_and_split_stats_are_rebuilt() {
         );
         damage(&rec.trace.join(dir).join(file));
         let out = replay(&rec.trace, &["--parallel"]);
+        let what = format!("replay with {dir}/{file} damaged");
         assert_eq!(
             (status_code(&out), text(&out.stdout)),
             (rec.status, rec.stdout.clone()),
             "{}",
-            describe(&format!("replay with {dir}/{file} damaged"), &out)
+            describe(&what, &out)
+        );
+        let notes = text(&out.stderr);
+        let rebuilt = notes.contains("built the trace's plans again");
+        assert_eq!(rebuilt, !why.is_empty(), "{}", describe(&what, &out));
+        assert!(
+            notes.contains(why),
+            "not {why:?}: {}",
+            describe(&what, &out)
         );
     }
     let split = common::rr([

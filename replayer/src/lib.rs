@@ -25,7 +25,7 @@ pub mod session;
 
 pub use error::ReplayError;
 pub use inputs::changed_inputs;
-pub use plans::ensure_plans;
+pub use plans::{WhyBuilt, ensure_plans};
 pub use session::{
-    DeadlockReport, DivergenceReport, ReplayOptions, ReplayOutcome, WaitEdge, replay,
+    DeadlockReport, DivergenceReport, ReplayOptions, ReplayOutcome, Replayed, WaitEdge, replay,
 };

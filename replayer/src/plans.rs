@@ -30,7 +30,8 @@ use crate::runs::ThreadSchedule;
 
 type Writer = PlanWriter<BufWriter<File>>;
 
-/// Marks a complete plan directory; holds [`BUILDER_VERSION`].
+/// Marks a complete plan directory; holds [`BUILDER_VERSION`], and for the
+/// kept plans the [`split_identity`] of the split they were built with.
 const COMPLETE_FILE: &str = "complete";
 /// How plans are built from a split: bumped when a change makes the plans
 /// already in traces wrong (2: sequential plans move blocking calls' waits
@@ -48,30 +49,82 @@ pub fn ensure_plans(
     trace: &TraceDir,
     variant: PlanVariant,
     session: &Path,
-) -> Result<PathBuf, ReplayError> {
+) -> Result<EnsuredPlans, ReplayError> {
     // Another replay or split of this trace may be writing the same files.
     let _lock = trace.lock_derived_files()?;
-    let kept = ensure_kept_plans(trace)?;
+    let (kept, built) = ensure_kept_plans(trace)?;
     if variant.kept_in_trace() {
-        return Ok(kept);
+        return Ok(EnsuredPlans { dir: kept, built });
     }
     let dir = session.join(variant.dir_name());
-    build_into_place(&dir, |tmp| build_verify(trace, &kept, tmp))?;
-    Ok(dir)
+    build_into_place(&dir, BUILDER_VERSION, |tmp| build_verify(trace, &kept, tmp))?;
+    Ok(EnsuredPlans { dir, built })
+}
+
+/// The plans a replay runs with, and whether it had to build the trace's
+/// kept plans first (and why).
+#[derive(Debug)]
+pub struct EnsuredPlans {
+    pub dir: PathBuf,
+    pub built: Option<WhyBuilt>,
+}
+
+/// Why a replay built the trace's kept plans instead of using them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WhyBuilt {
+    /// No plans yet: the trace's first replay (or the first after a split
+    /// that was interrupted).
+    Missing,
+    /// Built by an rr-lite that builds them otherwise.
+    OtherBuilder,
+    /// Built with another split of the trace than its latest one.
+    OtherSplit,
+    /// A plan fails its checks (see [`plans_verify`]).
+    Damaged { thread: u32 },
+}
+
+impl WhyBuilt {
+    /// The plans existed but could not be used: worth telling the user,
+    /// unlike a first replay's building them.
+    pub fn plans_were_unusable(&self) -> bool {
+        *self != WhyBuilt::Missing
+    }
+}
+
+impl std::fmt::Display for WhyBuilt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WhyBuilt::Missing => write!(f, "the trace had no plans"),
+            WhyBuilt::OtherBuilder => {
+                write!(
+                    f,
+                    "its plans were built by an rr-lite that builds them otherwise"
+                )
+            }
+            WhyBuilt::OtherSplit => {
+                write!(f, "its plans were built with another split than its latest")
+            }
+            WhyBuilt::Damaged { thread } => {
+                write!(f, "the plan of thread {thread} failed its checks")
+            }
+        }
+    }
 }
 
 /// The kept plans (`KEPT_PLANS_DIR`), built when missing, stale or damaged,
 /// with the options of the trace's last `rr-lite split` if it had one, else
 /// the default ones.
-fn ensure_kept_plans(trace: &TraceDir) -> Result<PathBuf, ReplayError> {
+fn ensure_kept_plans(trace: &TraceDir) -> Result<(PathBuf, Option<WhyBuilt>), ReplayError> {
     let dir = trace.path().join(KEPT_PLANS_DIR);
-    let split_stamp = rr_lite_splitter::replay_log::stats_path(trace.path());
-    if is_fresh(&dir, Some(split_stamp.as_path())) && plans_verify(trace, &dir) {
-        return Ok(dir);
+    let why = match kept_stamp_matches(trace, &dir) {
+        Ok(()) => plans_verify(trace, &dir).err(),
+        Err(why) => Some(why),
+    };
+    if why.is_some() {
+        let options = SplitStats::options_of_split(trace.path()).unwrap_or_default();
+        split_and_plan(trace, &options, &NoProgress)?;
     }
-    let options = SplitStats::options_of_split(trace.path()).unwrap_or_default();
-    split_and_plan(trace, &options, &NoProgress)?;
-    Ok(dir)
+    Ok((dir, why))
 }
 
 /// Splits `trace` and builds its kept plans in one pass over its global
@@ -97,7 +150,8 @@ pub fn split_and_plan(
     // The statistics first: plans older than them are stale.
     rr_lite_splitter::write_split(trace.path(), &[], &analysis.stats)?;
     let dir = trace.path().join(KEPT_PLANS_DIR);
-    build_into_place(&dir, |tmp| write_kept(tmp, threads))?;
+    let stamp = kept_stamp(&split_identity(trace)?);
+    build_into_place(&dir, &stamp, |tmp| write_kept(tmp, threads))?;
     for old in OLD_PLAN_DIRS {
         let _ = std::fs::remove_dir_all(trace.path().join(old));
     }
@@ -132,9 +186,10 @@ fn max_plan_points() -> u64 {
 }
 
 /// Builds plans with `build` into a temporary directory beside `dir`, then
-/// marks them complete and moves them into place.
+/// marks them complete with `stamp` and moves them into place.
 fn build_into_place(
     dir: &Path,
+    stamp: &str,
     build: impl FnOnce(&Path) -> Result<(), ReplayError>,
 ) -> Result<(), ReplayError> {
     let name = dir.file_name().unwrap_or_default().to_string_lossy();
@@ -145,7 +200,7 @@ fn build_into_place(
         let _ = std::fs::remove_dir_all(&tmp);
         return Err(e);
     }
-    rr_lite_trace::private::write(&tmp.join(COMPLETE_FILE), BUILDER_VERSION)
+    rr_lite_trace::private::write(&tmp.join(COMPLETE_FILE), stamp)
         .map_err(ReplayError::io("write", tmp.join(COMPLETE_FILE)))?;
     let _ = std::fs::remove_dir_all(dir);
     std::fs::rename(&tmp, dir).map_err(ReplayError::io("move into place", dir))
@@ -157,34 +212,53 @@ fn build_into_place(
 /// events that never come. A plan that fails is rebuilt, not reported:
 /// plans are derived from the trace. The plans are checked side by side
 /// (every later replay waits for this before the program starts).
-fn plans_verify(trace: &TraceDir, dir: &Path) -> bool {
-    let Some(header) = trace.header() else {
-        return false;
-    };
+fn plans_verify(trace: &TraceDir, dir: &Path) -> Result<(), WhyBuilt> {
+    let header = trace.header().ok_or(WhyBuilt::Missing)?;
     let threads: Vec<u32> = (0..trace.threads()).collect();
     let verified = rr_lite_trace::workers::map_parallel(threads, |t| {
         let Some(&accesses) = header.entries.get(t as usize) else {
-            return false;
+            return Err(WhyBuilt::Damaged { thread: t });
         };
         rr_lite_trace::bounded::read(&dir.join(plan_name(t)), MAX_PLAN_BYTES)
             .is_ok_and(|bytes| rr_lite_trace::plan::verify_plan(&bytes, t, accesses).is_ok())
+            .then_some(())
+            .ok_or(WhyBuilt::Damaged { thread: t })
     });
-    verified.into_iter().all(|ok| ok)
+    verified.into_iter().collect()
 }
 
-/// Plans exist, are complete, were built the way this replayer builds them,
-/// and are newer than the split they came from.
-fn is_fresh(dir: &Path, source: Option<&Path>) -> bool {
-    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    let stamp = dir.join(COMPLETE_FILE);
-    let Some(built) = modified(&stamp) else {
-        return false;
-    };
-    if rr_lite_trace::bounded::read(&stamp, 64).ok().as_deref() != Some(BUILDER_VERSION.as_bytes())
-    {
-        return false;
+/// What identifies the trace's latest split: a hash of its statistics
+/// file (which holds the split's options and counts), so that plans know
+/// which split they were built with without comparing file times, which
+/// a clock stepping back or coarse timestamps can put out of order. Two
+/// splits with byte-identical statistics had the same options and the same
+/// trace, so their plans are the same.
+fn split_identity(trace: &TraceDir) -> Result<String, ReplayError> {
+    let path = rr_lite_splitter::replay_log::stats_path(trace.path());
+    let hash = rr_lite_trace::codec::checksum::fnv1a_of_file(&path)
+        .map_err(ReplayError::io("read", &path))?;
+    Ok(format!("{hash:016x}"))
+}
+
+/// The `complete` stamp of kept plans built with the split `identity`.
+fn kept_stamp(identity: &str) -> String {
+    format!("{BUILDER_VERSION}split {identity}\n")
+}
+
+/// The kept plans in `dir` are complete, were built the way this replayer
+/// builds them, and with the trace's latest split.
+fn kept_stamp_matches(trace: &TraceDir, dir: &Path) -> Result<(), WhyBuilt> {
+    let stamp = rr_lite_trace::bounded::read(&dir.join(COMPLETE_FILE), 256)
+        .map_err(|_| WhyBuilt::Missing)?;
+    let stamp = String::from_utf8_lossy(&stamp);
+    // (Plans built before the stamp named the split hold the version only.)
+    if !stamp.starts_with(BUILDER_VERSION) || !stamp.contains("split ") {
+        return Err(WhyBuilt::OtherBuilder);
     }
-    source.is_none_or(|s| modified(s).is_some_and(|m| m <= built))
+    match split_identity(trace) {
+        Ok(identity) if stamp == kept_stamp(&identity) => Ok(()),
+        _ => Err(WhyBuilt::OtherSplit),
+    }
 }
 
 /// A writer of thread `thread`'s plan in `dir`, with its results array.

@@ -24,7 +24,7 @@ use crate::ReplayError;
 use crate::governor::{CpuGovernor, OneCpu, why_not_one_cpu};
 use crate::leftovers::OpenMpRegistration;
 use crate::places::{Places, TRACE_ENV};
-use crate::plans::ensure_plans;
+use crate::plans::{WhyBuilt, ensure_plans};
 
 const MODE_ENV: &str = "RR_LITE_MODE";
 /// How often the watchdog and the CPU governor look at the state file
@@ -325,6 +325,8 @@ pub(crate) struct Prepared<'t> {
     pub(crate) places: Places,
     /// Cleaned up when the session is dropped.
     pub(crate) _openmp_registration: OpenMpRegistration,
+    /// Whether (and why) preparing built the trace's kept plans.
+    pub(crate) plans_built: Option<WhyBuilt>,
 }
 
 /// Checks that `trace` may be replayed, and prepares a session for it.
@@ -347,7 +349,7 @@ pub(crate) fn prepare<'t>(
     let session = new_session_id();
     let dir = SessionDir(trace.path().join(session_dir_name(&session)));
     rr_lite_trace::private::create_dir_all(&dir.0).map_err(ReplayError::io("create", &dir.0))?;
-    ensure_plans(trace, options.variant, &dir.0)?;
+    let plans = ensure_plans(trace, options.variant, &dir.0)?;
     let state_path = dir.0.join(STATE_FILE);
     create_state(&state_path, &header.entries, options.variant, stop)?;
     Ok(Prepared {
@@ -357,6 +359,7 @@ pub(crate) fn prepare<'t>(
         state_path,
         places,
         _openmp_registration: OpenMpRegistration::prepare(trace),
+        plans_built: plans.built,
     })
 }
 
@@ -382,8 +385,29 @@ pub(crate) fn program_command(
 }
 
 /// Replays a trace.
-pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<ReplayOutcome, ReplayError> {
+pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<Replayed, ReplayError> {
     let prepared = prepare(trace, options, None)?;
+    let outcome = run_prepared(trace, options, &prepared)?;
+    Ok(Replayed {
+        outcome,
+        plans_built: prepared.plans_built.clone(),
+    })
+}
+
+/// What [`replay`] found.
+#[derive(Debug)]
+pub struct Replayed {
+    pub outcome: ReplayOutcome,
+    /// Whether (and why) the replay built the trace's kept plans first.
+    pub plans_built: Option<WhyBuilt>,
+}
+
+/// Runs the program of a prepared replay session to its end.
+fn run_prepared(
+    trace: &TraceDir,
+    options: &ReplayOptions,
+    prepared: &Prepared,
+) -> Result<ReplayOutcome, ReplayError> {
     let header = prepared.header;
     let state_path = prepared.state_path.clone();
     let mut cmd = program_command(header, &prepared.session, &prepared.places);
