@@ -588,7 +588,7 @@ impl RecordThread {
             _ => {}
         }
         let me = self.id.get();
-        // (Not `reusable`: another thread took a ticket for it, or took it
+        // (Not `reusable`: another thread waits for it, or took it
         // over while this one slept; either way it goes back now.)
         while let Some(stripe) = self
             .kept

@@ -1,4 +1,4 @@
-//! Striped ticket locks with Lamport clocks: the record-mode mechanism that
+//! Striped locks with Lamport clocks: the record-mode mechanism that
 //! makes the log a true global order.
 //!
 //! Every 64-byte block maps to one data stripe (`block % DATA_STRIPES`, so a
@@ -19,19 +19,27 @@
 //!   holder orders after everything the holder logged while holding it;
 //! - a waiter spins, then parks; for a stripe kept for the quantum it spins
 //!   on while the holder's published clock moves (`handover::clock_of`);
-//! - the locks are fair (tickets): a thread spinning on a flag releases and
-//!   re-takes its stripe at every hook (every quantum: `crate::quantum`),
-//!   and must not starve the writer;
+//! - a free lock goes to whoever takes it first (a running thread), not
+//!   in turn: with more threads than cores, a lock handed to the next
+//!   waiter in line (a ticket lock, until 2026-11-29) often went to one
+//!   parked or waiting for a core while the others waited behind it (a
+//!   mutex counter, 4 threads on 2 cores: 1.5 s recorded, now 1.0; a spin
+//!   lock's 2.8-4.5 s, now 1.0-1.8; 155 k kept waits, now 14 k). No waiter
+//!   starves: one that has stayed parked [`PROMISE_AFTER_NS`] has the lock
+//!   promised to it (one waiter at a time), and the next release hands
+//!   it the lock instead of freeing it; a thread spinning on a flag still
+//!   gives its stripe back when the writer waits (`reusable`, the
+//!   quantum's wanted stripes) and gives way (`crate::record`);
 //! - a thread holding stripes from earlier accesses (the quantum) takes
 //!   more only with `try_lock`, never waiting while it holds any;
 //! - each stripe knows its holder, so that a waiter can release it on the
 //!   behalf of a holder asleep outside the runtime (`crate::handover`); the
 //!   holder's own release then finds it gone and skips it. The holder and
-//!   the ticket served share one word (`LockWord`): a release, the
-//!   holder's or a waiter's on its behalf, is one compare-exchange that
-//!   clears the holder and serves the next ticket, so exactly one of the
-//!   two can succeed (one locked instruction per release instead of two:
-//!   5-7 % of the recording time of the sharing-heavy workloads).
+//!   the waiter it is promised to share one word (`LockWord`): taking the
+//!   lock is one compare-exchange from free, and a release, the holder's
+//!   or a waiter's on its behalf, is one that clears the holder (or puts
+//!   the promised waiter in its place), so exactly one of the two can
+//!   succeed.
 //!
 //! Read-shared stripes: data several threads read in turn and none writes
 //! (an LU's pivot row, an FFT's roots) would make every reader take the
@@ -88,7 +96,7 @@ use crossbeam_utils::Backoff;
 use rr_lite_trace::{SYNCED_CLOCK_STEP, pseudo};
 
 use crate::handover;
-use crate::sys::{futex_wait, futex_wake_all};
+use crate::sys::{futex_wait, futex_wake, futex_wake_all};
 
 /// log2 of the bytes one data stripe covers.
 pub(crate) const GRANULE_SHIFT: u32 = 6;
@@ -112,6 +120,11 @@ pub(crate) const SPIN_ROUNDS: u32 = 10;
 /// Further rounds (64 pauses each, some 50 us in all) a waiter spins for a
 /// stripe kept for the quantum while its holder keeps logging events.
 const PROGRESS_SPIN_ROUNDS: u32 = 100;
+/// How long a waiter stays parked, finding the lock taken by others each
+/// time it wakes, before it has the lock promised to it: the lock goes to
+/// whoever takes it first (a running thread, not one parked or waiting
+/// for a core), and the promise keeps a waiter from starving.
+const PROMISE_AFTER_NS: u64 = 200_000;
 // Yielding the core instead (8 or 32 times) before parking was tried: it
 // recorded 8 threads faster but with 4 threads it let more of them take
 // turns, and the recordings kept 1.7x the waits and replayed 2-3x slower.
@@ -119,20 +132,23 @@ const PROGRESS_SPIN_ROUNDS: u32 = 100;
 /// `Stripe::last_holder`'s flag: that holder wrote the stripe.
 const HOLDER_WROTE: u32 = 1 << 31;
 
-/// A stripe's lock word: the ticket served (high half) and the holder's
-/// logical id plus one (low half; 0 when free or handed over). One word,
-/// so that giving the lock back (clearing the holder and serving the next
-/// ticket) and taking it over from a sleeping holder are one
-/// compare-exchange each, and the two can never both succeed.
+/// A stripe's lock word: the waiter the lock is promised to (high half,
+/// its logical id plus one; 0: none) and the holder's logical id plus one
+/// (low half; 0 when free). One word, so that giving the lock back (to
+/// nobody, or to the waiter it is promised to) and taking it over from a
+/// sleeping holder are one compare-exchange each, and the two can never
+/// both succeed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct LockWord(u64);
 
 impl LockWord {
-    const fn new(serving: u32, holder: u32) -> LockWord {
-        LockWord(((serving as u64) << 32) | holder as u64)
+    const FREE: LockWord = LockWord(0);
+
+    const fn new(promised: u32, holder: u32) -> LockWord {
+        LockWord(((promised as u64) << 32) | holder as u64)
     }
 
-    const fn serving(self) -> u32 {
+    const fn promised(self) -> u32 {
         (self.0 >> 32) as u32
     }
 
@@ -140,19 +156,20 @@ impl LockWord {
         self.0 as u32
     }
 
-    /// The word once the holder gives the lock back: the next ticket
-    /// served, nobody holding it.
+    /// The word once the holder gives the lock back: free, or held by the
+    /// waiter it was promised to.
     const fn handed_on(self) -> LockWord {
-        LockWord::new(self.serving().wrapping_add(1), 0)
+        LockWord::new(0, self.promised())
     }
 }
 
 #[repr(align(64))]
 struct Stripe {
-    next_ticket: AtomicU32,
-    /// A [`LockWord`]: the ticket served and the holder. Whoever clears the
-    /// holder (the holder, or a waiter taking it over) serves the next
-    /// ticket in the same exchange.
+    /// Threads waiting for the lock (in [`Stripe::wait_for`]).
+    waiting: AtomicU32,
+    /// A [`LockWord`]: the waiter promised the lock and the holder.
+    /// Whoever clears the holder (the holder, or a waiter taking it over)
+    /// hands the lock to the promised waiter in the same exchange.
     lock: AtomicU64,
     /// Waiters parked (or about to park) on `wakeups`.
     sleepers: AtomicU32,
@@ -175,7 +192,7 @@ struct Stripe {
 impl Stripe {
     const fn new() -> Stripe {
         Stripe {
-            next_ticket: AtomicU32::new(0),
+            waiting: AtomicU32::new(0),
             lock: AtomicU64::new(0),
             sleepers: AtomicU32::new(0),
             wakeups: AtomicU32::new(0),
@@ -196,21 +213,33 @@ impl Stripe {
         self.word(order).holder()
     }
 
-    /// `me` was just served `ticket`: it holds the lock. (A plain store:
-    /// nobody else writes the word while the served ticket's thread has
-    /// not set itself as holder; a take-over needs a holder.)
+    /// Takes the lock for `me` if it is free, promised to nobody and no
+    /// waiter is spinning for it (a running waiter takes it next: only
+    /// parked ones, which would take it microseconds later, are passed).
     #[inline]
-    fn become_holder(&self, ticket: u32, me: u32) {
+    fn take(&self, me: u32) -> bool {
+        self.take_waiting(me)
+    }
+
+    /// [`Self::take`] for a waiter (spinning waiters compete).
+    #[inline]
+    fn take_waiting(&self, me: u32) -> bool {
         self.lock
-            .store(LockWord::new(ticket, me + 1).0, Ordering::Release);
+            .compare_exchange(
+                LockWord::FREE.0,
+                LockWord::new(0, me + 1).0,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            )
+            .is_ok()
     }
 
     fn lock(&self, me: u32) {
-        let ticket = self.next_ticket.fetch_add(1, Ordering::Acquire);
-        if self.word(Ordering::Acquire).serving() != ticket {
-            handover::guarded(me, || self.wait_for(ticket));
+        if !self.take(me) {
+            self.waiting.fetch_add(1, Ordering::SeqCst);
+            handover::guarded(me, || self.wait_for(me));
+            self.waiting.fetch_sub(1, Ordering::Release);
         }
-        self.become_holder(ticket, me);
         self.end_sharing(me);
     }
 
@@ -242,35 +271,25 @@ impl Stripe {
     /// Takes the lock only if it is free now (never waits: a thread that
     /// keeps stripes from earlier events must not wait while holding them).
     fn try_lock(&self, me: u32) -> bool {
-        // Free when the next ticket is the one served; tickets only grow,
-        // so a successful exchange means the ticket taken is served.
-        let serving = self.word(Ordering::Acquire).serving();
-        let taken = self
-            .next_ticket
-            .compare_exchange(
-                serving,
-                serving.wrapping_add(1),
-                Ordering::Acquire,
-                Ordering::Relaxed,
-            )
-            .is_ok();
+        let taken = self.take(me);
         if taken {
-            self.become_holder(serving, me);
             self.end_sharing(me);
         }
         taken
     }
 
-    /// Waits until `ticket` is served.
+    /// Waits until `me` holds the lock: takes it when it finds it free, or
+    /// is handed it once promised it.
     #[cold]
-    fn wait_for(&self, ticket: u32) {
+    fn wait_for(&self, me: u32) {
         let backoff = Backoff::new();
         let mut spins = 0;
         let mut parked_since = None;
         let quantum = crate::quantum::get() > 0;
         let mut holder_progress = None;
         loop {
-            if self.word(Ordering::SeqCst).serving() == ticket {
+            let word = self.word(Ordering::SeqCst);
+            if word.holder() == me + 1 || (word == LockWord::FREE && self.take_waiting(me)) {
                 return;
             }
             // Spin briefly (the holder is usually one access away from its
@@ -296,17 +315,21 @@ impl Stripe {
                 continue;
             }
             let since = *parked_since.get_or_insert_with(crate::sys::monotonic_ns);
-            if crate::sys::monotonic_ns().saturating_sub(since) > handover::HANDOVER_AFTER_NS {
+            let parked_for = crate::sys::monotonic_ns().saturating_sub(since);
+            if parked_for > handover::HANDOVER_AFTER_NS {
                 self.take_over_from_sleeping_holder();
+            }
+            if parked_for > PROMISE_AFTER_NS && self.promise_to(me) {
+                continue;
             }
             // Park. The SeqCst increment, then the loads of `wakeups` and
             // the word, pair with the SeqCst exchange, then load of
             // `sleepers` and bump of `wakeups`, in `hand_on`: either it
             // sees us and bumps `wakeups` after we read it (the futex
-            // returns), or we see the ticket served.
+            // returns), or we see the word changed.
             self.sleepers.fetch_add(1, Ordering::SeqCst);
             let wakeups = self.wakeups.load(Ordering::SeqCst);
-            if self.word(Ordering::SeqCst).serving() != ticket {
+            if self.word(Ordering::SeqCst) == word {
                 crate::descriptors::lent_while(|| {
                     futex_wait(&self.wakeups, wakeups, HANDOVER_CHECK_NS)
                 });
@@ -319,12 +342,27 @@ impl Stripe {
     /// (`last`: what it had then).
     fn holder_moves(&self, last: &mut Option<(u32, u64)>) -> bool {
         let holder = self.holder(Ordering::Acquire);
-        // 0: being handed on to the next ticket, whose thread may be parked.
+        // 0: free for a moment.
         let clock = holder.checked_sub(1).map_or(0, handover::clock_of);
         let now = (holder, clock);
         let moved = last.is_none_or(|seen| seen != now);
         *last = Some(now);
         moved
+    }
+
+    /// Has the lock promised to `me` if it is held and promised to nobody
+    /// yet; true if the word changed (promised, or released meanwhile).
+    fn promise_to(&self, me: u32) -> bool {
+        let word = self.word(Ordering::SeqCst);
+        if word.promised() != 0 || word.holder() == 0 || word.holder() == me + 1 {
+            return word.holder() == 0;
+        }
+        let promised = LockWord::new(me + 1, word.holder());
+        // (A failed exchange: the holder released or changed; look again.)
+        let _ = self
+            .lock
+            .compare_exchange(word.0, promised.0, Ordering::SeqCst, Ordering::Relaxed);
+        true
     }
 
     /// Releases the stripe on behalf of a holder that sleeps outside the
@@ -337,16 +375,24 @@ impl Stripe {
     }
 
     /// Unlocks; false if a waiter had taken the stripe over while the
-    /// holder slept.
+    /// holder slept. (Tried again if a waiter had the lock promised to it
+    /// meanwhile.)
     fn unlock(&self, me: u32) -> bool {
-        let word = self.word(Ordering::Relaxed);
-        word.holder() == me + 1 && self.hand_on(word)
+        loop {
+            let word = self.word(Ordering::Relaxed);
+            if word.holder() != me + 1 {
+                return false;
+            }
+            if self.hand_on(word) {
+                return true;
+            }
+        }
     }
 
-    /// Clears the holder of `word` and serves the next ticket, if the lock
-    /// is still `word`; wakes the parked waiters. One locked instruction
-    /// when nobody sleeps: giving back a stripe is most of what a plain
-    /// access off the fast path costs.
+    /// Clears the holder of `word`, handing the lock to the waiter it is
+    /// promised to if any, if the lock is still `word`; wakes the parked
+    /// waiters. One locked instruction when nobody sleeps: giving back a
+    /// stripe is most of what a plain access off the fast path costs.
     fn hand_on(&self, word: LockWord) -> bool {
         let handed = self
             .lock
@@ -359,7 +405,14 @@ impl Stripe {
             .is_ok();
         if handed && self.sleepers.load(Ordering::SeqCst) != 0 {
             self.wakeups.fetch_add(1, Ordering::SeqCst);
-            futex_wake_all(&self.wakeups);
+            // One waiter, which takes the lock if nobody running took it
+            // first (each release wakes one more); every one when it goes
+            // to the promised waiter, which must be among them.
+            if word.promised() == 0 {
+                futex_wake(&self.wakeups, 1);
+            } else {
+                futex_wake_all(&self.wakeups);
+            }
         }
         handed
     }
@@ -674,17 +727,16 @@ impl StripeSet {
 
     /// Whether thread `me`, which held stripe `i` for its last access, may
     /// keep holding it for the next instead of unlocking and locking it
-    /// again: it still holds it (see [`Self::still_held`]) and no other
-    /// thread has taken a ticket (one that is taking one now waits one
-    /// more hook of `me`, as if it had come just after `me` re-took it; a
-    /// thread spinning on a flag still hands its stripe to the writer at
-    /// the hook after the writer asks).
+    /// again: it still holds it (see [`Self::still_held`]), promised to
+    /// nobody, and no other thread waits for it (one that starts waiting
+    /// now waits one more hook of `me`, as if it had come just after `me`
+    /// re-took it; a thread spinning on a flag still hands its stripe to
+    /// the writer at the hook after the writer waits).
     #[inline]
     pub(crate) fn reusable(i: u32, me: u32) -> bool {
         let stripe = &TABLE[i as usize];
-        let word = stripe.word(Ordering::Relaxed);
-        word.holder() == me + 1
-            && stripe.next_ticket.load(Ordering::Relaxed) == word.serving().wrapping_add(1)
+        stripe.word(Ordering::Relaxed) == LockWord::new(0, me + 1)
+            && stripe.waiting.load(Ordering::Relaxed) == 0
     }
 
     /// Whether thread `me` still holds stripe `i` (a waiter may have taken
@@ -755,11 +807,9 @@ impl StripeSet {
             return true;
         }
         let table = &TABLE[stripe as usize];
-        // (Free when the next ticket is the one served; holder 0 while it
-        // is handed on.)
         let word = table.word(Ordering::Relaxed);
-        let busy =
-            word.holder() != me + 1 && table.next_ticket.load(Ordering::Relaxed) != word.serving();
+        let busy = word.holder() != me + 1
+            && (word.holder() != 0 || table.waiting.load(Ordering::Relaxed) != 0);
         busy && count.fetch_add(1, Ordering::Relaxed) >= SPLIT_AFTER - 1
     }
 
@@ -1060,14 +1110,14 @@ mod tests {
         assert!(b > a);
         let counter = std::sync::Arc::new(AtomicU64::new(0));
         let threads: Vec<_> = (0..4)
-            .map(|_| {
+            .map(|me| {
                 let counter = counter.clone();
                 std::thread::spawn(move || {
                     for _ in 0..2000 {
-                        s.lock(0);
+                        s.lock(me);
                         let v = counter.load(Ordering::Relaxed);
                         counter.store(v + 1, Ordering::Relaxed);
-                        s.unlock(0);
+                        assert!(s.unlock(me), "held by another");
                     }
                 })
             })
@@ -1084,17 +1134,58 @@ mod tests {
         assert_eq!(held, LockWord::new(0, 4));
         // A waiter takes it over (the holder slept outside the runtime)...
         assert!(stripe.hand_on(held));
-        assert_eq!(stripe.word(Ordering::Relaxed), LockWord::new(1, 0));
-        // ...so the holder's own release, later, finds it gone and serves
-        // no second ticket; nor does a second take-over of the same hold.
+        assert_eq!(stripe.word(Ordering::Relaxed), LockWord::FREE);
+        // ...so the holder's own release, later, finds it gone and releases
+        // nothing; nor does a second take-over of the same hold.
         assert!(!stripe.unlock(3));
         assert!(!stripe.hand_on(held));
-        assert_eq!(stripe.word(Ordering::Relaxed), LockWord::new(1, 0));
-        // The next ticket's thread holds it and releases it as usual.
+        assert_eq!(stripe.word(Ordering::Relaxed), LockWord::FREE);
+        // The next taker holds it and releases it as usual.
         assert!(stripe.try_lock(5));
-        assert_eq!(stripe.word(Ordering::Relaxed), LockWord::new(1, 6));
+        assert_eq!(stripe.word(Ordering::Relaxed), LockWord::new(0, 6));
         assert!(!stripe.unlock(3), "released by a thread not holding it");
         assert!(stripe.unlock(5));
-        assert_eq!(stripe.word(Ordering::Relaxed), LockWord::new(2, 0));
+        assert_eq!(stripe.word(Ordering::Relaxed), LockWord::FREE);
+    }
+
+    #[test]
+    fn a_promised_lock_goes_to_its_waiter_and_to_nobody_else() {
+        let stripe = Stripe::new();
+        stripe.lock(1);
+        assert!(stripe.promise_to(2));
+        assert_eq!(stripe.word(Ordering::Relaxed), LockWord::new(3, 2));
+        // Promised once: a second waiter is not.
+        stripe.promise_to(4);
+        assert_eq!(stripe.word(Ordering::Relaxed), LockWord::new(3, 2));
+        assert!(!stripe.try_lock(4), "taken while held");
+        // The holder's release hands it on: it is never free in between.
+        assert!(stripe.unlock(1));
+        assert_eq!(stripe.word(Ordering::Relaxed), LockWord::new(0, 3));
+        assert!(!stripe.try_lock(4), "taken from the promised waiter");
+        // The promised waiter finds it held for it.
+        stripe.wait_for(2);
+        assert!(stripe.unlock(2));
+        assert!(stripe.try_lock(4));
+    }
+
+    #[test]
+    fn a_parked_waiter_is_promised_the_lock_and_gets_it() {
+        // Holder 0 takes the lock back at once after each release, as a
+        // running thread would before a parked waiter wakes; the waiter
+        // still gets it, by the promise.
+        static STRIPE: Stripe = Stripe::new();
+        static DONE: AtomicU32 = AtomicU32::new(0);
+        STRIPE.lock(0);
+        let waiter = std::thread::spawn(|| {
+            STRIPE.lock(1);
+            DONE.store(1, Ordering::SeqCst);
+            assert!(STRIPE.unlock(1));
+        });
+        while DONE.load(Ordering::SeqCst) == 0 {
+            assert!(STRIPE.unlock(0));
+            STRIPE.lock(0);
+        }
+        assert!(STRIPE.unlock(0));
+        waiter.join().unwrap();
     }
 }

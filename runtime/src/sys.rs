@@ -28,13 +28,18 @@ pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, timeout_ns: u64) {
 
 /// Wakes every thread blocked in [`futex_wait`] on `word`.
 pub(crate) fn futex_wake_all(word: &AtomicU32) {
+    futex_wake(word, i32::MAX);
+}
+
+/// Wakes up to `count` threads blocked in [`futex_wait`] on `word`.
+pub(crate) fn futex_wake(word: &AtomicU32, count: i32) {
     // SAFETY: FUTEX_WAKE does not dereference memory beyond the word's address.
     unsafe {
         libc::syscall(
             libc::SYS_futex,
             word.as_ptr(),
             libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-            i32::MAX,
+            count,
         );
     }
 }
