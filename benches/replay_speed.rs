@@ -34,7 +34,7 @@
 //! small sizes, 4 threads), parallel replay
 //! against thread count (racy_share, the same total work on 1, 2, 4, 8
 //! threads), against the sharing ratio (racy_share at 0 to 100 % shared
-//! updates), against size (private_merge at 1x and 8x, which separates
+//! updates; `sharing_real`: the same at 64 M events), against size (private_merge at 1x and 8x, which separates
 //! the fixed cost of starting a replay from the cost per event), and the
 //! recording quantum (shared_index, racy_share, an atomic ring buffer and
 //! a spin lock recorded with `--quantum 0` and with record's default),
@@ -325,6 +325,17 @@ fn small_cases() -> Vec<Case> {
             "racy_share",
             &[20000, 4, per_mille],
             "sharing",
+            &replay,
+        );
+    }
+    // The same at a real size (64 M events, 35 ms and more natively), so
+    // that fixed costs do not hide the cost of the waits.
+    for per_mille in [0u64, 10, 100, 500, 1000] {
+        add_case(
+            &mut cases,
+            "racy_share",
+            &[8_000_000, 4, per_mille],
+            "sharing_real",
             &replay,
         );
     }

@@ -437,6 +437,9 @@ def main():
                   "threads", lambda c: c["args"][1])
     scaling_table(r, "sharing", "Parallel replay against sharing ratio (racy_share, 4 threads)",
                   "shared per mille", lambda c: c["args"][2])
+    scaling_table(r, "sharing_real", "Parallel replay against sharing ratio at a real size "
+                  "(racy_share, 32 M updates, 4 threads, 2 cores)",
+                  "shared per mille", lambda c: c["args"][2])
     quantum_table(r)
     serial_table(r)
     handover_table(r)
