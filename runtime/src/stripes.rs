@@ -213,17 +213,11 @@ impl Stripe {
         self.word(order).holder()
     }
 
-    /// Takes the lock for `me` if it is free, promised to nobody and no
-    /// waiter is spinning for it (a running waiter takes it next: only
-    /// parked ones, which would take it microseconds later, are passed).
+    /// Takes the lock for `me` if it is free (held by nobody, promised to
+    /// nobody), whoever waits for it: the first taker, a running thread,
+    /// gets it (see the module doc).
     #[inline]
     fn take(&self, me: u32) -> bool {
-        self.take_waiting(me)
-    }
-
-    /// [`Self::take`] for a waiter (spinning waiters compete).
-    #[inline]
-    fn take_waiting(&self, me: u32) -> bool {
         self.lock
             .compare_exchange(
                 LockWord::FREE.0,
@@ -289,7 +283,7 @@ impl Stripe {
         let mut holder_progress = None;
         loop {
             let word = self.word(Ordering::SeqCst);
-            if word.holder() == me + 1 || (word == LockWord::FREE && self.take_waiting(me)) {
+            if word.holder() == me + 1 || (word == LockWord::FREE && self.take(me)) {
                 return;
             }
             // Spin briefly (the holder is usually one access away from its
