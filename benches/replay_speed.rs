@@ -319,25 +319,18 @@ fn small_cases() -> Vec<Case> {
         "handover",
         &[Instrumented, ParallelSpread, ParallelOneCpu],
     );
-    for per_mille in [0u64, 10, 100, 500, 1000] {
-        add_case(
-            &mut cases,
-            "racy_share",
-            &[20000, 4, per_mille],
-            "sharing",
-            &replay,
-        );
-    }
-    // The same at a real size (64 M events, 35 ms and more natively), so
-    // that fixed costs do not hide the cost of the waits.
-    for per_mille in [0u64, 10, 100, 500, 1000] {
-        add_case(
-            &mut cases,
-            "racy_share",
-            &[8_000_000, 4, per_mille],
-            "sharing_real",
-            &replay,
-        );
+    // Against the sharing ratio: small, and at a real size (64 M events,
+    // 35 ms and more natively), where fixed costs do not hide the waits'.
+    for (size, series) in [(20_000u64, "sharing"), (8_000_000, "sharing_real")] {
+        for per_mille in [0u64, 10, 100, 500, 1000] {
+            add_case(
+                &mut cases,
+                "racy_share",
+                &[size, 4, per_mille],
+                series,
+                &replay,
+            );
+        }
     }
     // The recording quantum: record's default against none, where threads
     // bump one shared index (it pays), update random shared slots (it
