@@ -888,7 +888,7 @@ fn damaged_plans_and_split_stats_are_rebuilt() {
     type Damage = fn(&Path);
     // What was damaged, and what the replay says of why it built the plans
     // again ("" for a change that must not make it build them).
-    let damages: [(&str, &str, Damage, &str); 7] = [
+    let damages: [(&str, &str, Damage, &str); 8] = [
         (
             "plans",
             "thread-0000.plan",
@@ -919,6 +919,12 @@ fn damaged_plans_and_split_stats_are_rebuilt() {
             "complete",
             |f| std::fs::write(f, b"3\n").unwrap(),
             "built by an rr-lite that builds them otherwise",
+        ),
+        (
+            "split",
+            "stats.json",
+            |f| std::fs::remove_file(f).unwrap(),
+            "split's statistics (split/stats.json) were missing",
         ),
         // Freshness does not hang on file times: a split's statistics
         // "newer" than its plans (a clock stepped back) change nothing.

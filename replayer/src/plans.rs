@@ -79,6 +79,8 @@ pub enum WhyBuilt {
     OtherBuilder,
     /// Built with another split of the trace than its latest one.
     OtherSplit,
+    /// The split's statistics, which name the split, are missing.
+    SplitStatsMissing,
     /// A plan fails its checks (see [`plans_verify`]).
     Damaged { thread: u32 },
 }
@@ -103,6 +105,9 @@ impl std::fmt::Display for WhyBuilt {
             }
             WhyBuilt::OtherSplit => {
                 write!(f, "its plans were built with another split than its latest")
+            }
+            WhyBuilt::SplitStatsMissing => {
+                write!(f, "the split's statistics (split/stats.json) were missing")
             }
             WhyBuilt::Damaged { thread } => {
                 write!(f, "the plan of thread {thread} failed its checks")
@@ -257,7 +262,8 @@ fn kept_stamp_matches(trace: &TraceDir, dir: &Path) -> Result<(), WhyBuilt> {
     }
     match split_identity(trace) {
         Ok(identity) if stamp == kept_stamp(&identity) => Ok(()),
-        _ => Err(WhyBuilt::OtherSplit),
+        Ok(_) => Err(WhyBuilt::OtherSplit),
+        Err(_) => Err(WhyBuilt::SplitStatsMissing),
     }
 }
 
