@@ -759,8 +759,12 @@ impl StripeSet {
     /// block's own stripe must find no plain access on the region's.
     fn split_regions(&self, me: u32) {
         for &(start, count) in self.runs() {
-            if start < DATA_STRIPES {
-                let regions = start / REGION_BLOCKS..=(start + count - 1) / REGION_BLOCKS;
+            // (A run may go on past the data stripes into the pseudo ones:
+            // a range ending at the last data stripe merged with the heap's
+            // or a descriptor's stripe, as `free` of such a range locks.)
+            let end = (start + count).min(DATA_STRIPES);
+            if start < end {
+                let regions = start / REGION_BLOCKS..=(end - 1) / REGION_BLOCKS;
                 regions.for_each(|region| split_region(region * REGION_BLOCKS, me));
             }
         }
@@ -1084,6 +1088,24 @@ mod tests {
         assert_eq!(s.indices().count(), 12);
         let huge = StripeSet::for_access(0, 1 << 30);
         assert_eq!(huge.indices().count(), DATA_STRIPES as usize);
+    }
+
+    #[test]
+    fn a_range_at_the_end_of_the_data_stripes_with_a_pseudo_stripe_locks() {
+        // The last data stripe and the first pseudo one are neighbours: the
+        // set merges them into one run, which splitting the regions must
+        // not read past the data stripes (DataRaceBench's miniAMR freed
+        // such a range and the runtime panicked on the region table).
+        let end = u64::from(DATA_STRIPES) << GRANULE_SHIFT;
+        let first_pseudo = (0..)
+            .map(|slot| pseudo::BASE + slot * pseudo::STRIDE)
+            .find(|&addr| pseudo_stripe(addr) == DATA_STRIPES)
+            .expect("some pseudo-address maps to the first pseudo stripe");
+        let mut set = StripeSet::for_access(end - 128, 128);
+        set.add_access(first_pseudo, 0);
+        assert_eq!(set.runs(), &[(DATA_STRIPES - 2, 3)]);
+        set.lock(7);
+        assert!(set.unlock(7));
     }
 
     #[test]
