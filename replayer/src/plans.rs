@@ -152,7 +152,7 @@ pub fn split_and_plan(
     let recorded = analysis.recorded.take();
     let threads = kept_plans(trace, &analysis, sync, recorded)?;
     analysis.stats.set_time(start.elapsed());
-    // The statistics first: plans older than them are stale.
+    // The statistics first: the plans' stamp names them (`kept_stamp`).
     rr_lite_splitter::write_split(trace.path(), &[], &analysis.stats)?;
     let dir = trace.path().join(KEPT_PLANS_DIR);
     let stamp = kept_stamp(&split_identity(trace)?);

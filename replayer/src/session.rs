@@ -390,7 +390,7 @@ pub fn replay(trace: &TraceDir, options: &ReplayOptions) -> Result<Replayed, Rep
     let outcome = run_prepared(trace, options, &prepared)?;
     Ok(Replayed {
         outcome,
-        plans_built: prepared.plans_built.clone(),
+        plans_built: prepared.plans_built,
     })
 }
 

@@ -441,15 +441,16 @@ impl RecordThread {
         if !self.kept.is_empty() {
             return false;
         }
+        // (Giving back the recent stripes that are due leaves it as it is.)
+        let held = self.held_one.get();
         if crate::quantum::recent_scan_at(now) {
             self.release_expired_recent(now);
             // (Looked at here, every few hooks: off the fast path's line.)
-            if !writes && self.held_one.get() == stripe && self.polls_held(now) {
+            if !writes && held == stripe && self.polls_held(now) {
                 return false;
             }
         }
         let me = self.id.get();
-        let held = self.held_one.get();
         let held_expired = now.wrapping_sub(self.held_since.get()) >= quantum;
         if self.serial.get() && self.spins_serially(held == stripe && !writes) {
             return false;
