@@ -154,6 +154,8 @@ real_functions! {
     fn times(buf: *mut libc::tms) -> libc::clock_t;
     fn timespec_get(ts: *mut timespec, base: c_int) -> c_int;
     fn getrusage(who: c_int, usage: *mut libc::rusage) -> c_int;
+    fn getloadavg(loadavg: *mut f64, nelem: c_int) -> c_int;
+    fn sysinfo(info: *mut libc::sysinfo) -> c_int;
     fn getpid() -> libc::pid_t;
     fn getppid() -> libc::pid_t;
     fn gettid() -> libc::pid_t;

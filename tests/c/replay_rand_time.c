@@ -2,10 +2,12 @@
  * gettid, and rand
  * seeded from them, called from several threads; and the processor times
  * (clock, times, getrusage) and C11 timespec_get, which glibc reads inside
- * libc. Replay must return the recorded values. */
+ * libc, and the load averages and free memory of getloadavg and sysinfo
+ * (BOTS prints the load average). Replay must return the recorded values. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sys/resource.h>
+#include <sys/sysinfo.h>
 #include <sys/times.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,5 +63,11 @@ int main(void) {
            (long)clock(), (long)ticks, (long)tm.tms_utime, (long)tm.tms_stime,
            (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec, ru.ru_minflt, ru.ru_maxrss,
            (long)c11.tv_sec, c11.tv_nsec);
+    double loads[3] = {-1, -1, -1};
+    int samples = getloadavg(loads, 3);
+    struct sysinfo si;
+    int si_ret = sysinfo(&si);
+    printf("loadavg %d %.6f %.6f %.6f sysinfo %d uptime %ld freeram %lu procs %u\n", samples,
+           loads[0], loads[1], loads[2], si_ret, si.uptime, si.freeram, si.procs);
     return 0;
 }

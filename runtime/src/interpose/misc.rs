@@ -311,6 +311,57 @@ extern "C" fn getrusage_impl(who: c_int, usage: *mut libc::rusage, site: u64) ->
 }
 with_site!(getrusage => getrusage_impl, "rdx");
 
+/// `getloadavg()`: the result and the three load averages (glibc reads
+/// `/proc/loadavg` inside libc, through calls the runtime does not see).
+extern "C" fn getloadavg_impl(loadavg: *mut f64, nelem: c_int, site: u64) -> c_int {
+    if nelem < 0 {
+        // SAFETY: forwarding (EINVAL, the same in every run).
+        return unsafe { real::getloadavg(loadavg, nelem) };
+    }
+    let values = clock_values::<4>(site, |now| {
+        let mut loads = [0f64; 3];
+        // SAFETY: forwarding into a local of three (glibc fills at most 3).
+        now[0] = unsafe { real::getloadavg(loads.as_mut_ptr(), nelem.min(3)) } as u64;
+        for (word, load) in now[1..].iter_mut().zip(loads) {
+            *word = load.to_bits();
+        }
+    });
+    let ret = values[0] as c_int;
+    if !loadavg.is_null() {
+        for (i, &bits) in values[1..].iter().enumerate().take(ret.max(0) as usize) {
+            // SAFETY: the caller's array of `nelem` (at least `ret`) doubles.
+            unsafe { *loadavg.add(i) = f64::from_bits(bits) };
+        }
+    }
+    ret
+}
+with_site!(getloadavg => getloadavg_impl, "rdx");
+
+/// `sysinfo()`: the result and the whole `struct sysinfo` (uptime, load
+/// averages, free memory, process count: all differ from run to run), as
+/// 8-byte words.
+extern "C" fn sysinfo_impl(info: *mut libc::sysinfo, site: u64) -> c_int {
+    const WORDS: usize = core::mem::size_of::<libc::sysinfo>() / 8;
+    let values = clock_values::<{ WORDS + 1 }>(site, |now| {
+        // SAFETY: sysinfo is plain integers; all zeroes is a valid value.
+        let mut s: libc::sysinfo = unsafe { core::mem::zeroed() };
+        // SAFETY: forwarding into a local.
+        now[0] = unsafe { real::sysinfo(&mut s) } as u64;
+        // SAFETY: sysinfo is WORDS 8-byte words (transmute checks the size).
+        let words: [u64; WORDS] = unsafe { core::mem::transmute(s) };
+        now[1..].copy_from_slice(&words);
+    });
+    let ret = values[0] as c_int;
+    if ret == 0 && !info.is_null() {
+        let mut words = [0u64; WORDS];
+        words.copy_from_slice(&values[1..]);
+        // SAFETY: the caller's output pointer; the words make a sysinfo.
+        unsafe { *info = core::mem::transmute::<[u64; WORDS], libc::sysinfo>(words) };
+    }
+    ret
+}
+with_site!(sysinfo => sysinfo_impl, "rsi");
+
 extern "C" fn getpid_impl(site: u64) -> libc::pid_t {
     // SAFETY: forwarding.
     events::log_outside_value(site, || unsafe { real::getpid() } as u64) as libc::pid_t
