@@ -18,14 +18,17 @@
 //! [`PROMOTE_AT`] distinct granules it becomes *dense*: all its granules
 //! move to a block of their own, indexed by the granule's place in the
 //! chunk, where the neighbours of a granule are its neighbours in memory
-//! too. A direct-mapped cache in front of the chunk map remembers the
+//! too. Two direct-mapped caches in front of the chunk map remember the
 //! dense blocks used last, so a walk pays one hash lookup per chunk, not
-//! per access. The cache grows with the dense blocks, from
-//! [`MIN_CACHE_ENTRIES`] to [`MAX_CACHE_ENTRIES`]: a radix sort scatters
-//! to a thousand places at once (4 threads with 256 buckets each), and
-//! with 64 entries its split spent 7.5 % of its time in the chunk map
-//! (`rr-lite split` of `radix 6000000 4`: 3.6 s instead of 4.1; `fft 19 4
-//! 2`: 2.1 s instead of 2.4), while a small trace keeps a small table.
+//! per access: a first of [`CACHE_ENTRIES`] (fixed, so its lookup is a
+//! mask and a compare), and behind it a second that grows with the dense
+//! blocks up to [`MAX_SECOND_ENTRIES`], so that a small trace keeps a
+//! small table. A radix sort scatters to a thousand places at once (4
+//! threads, 256 buckets each): with the first cache alone its split spent
+//! 7.5 % of its time in the chunk map (`rr-lite split` of `radix 6000000
+//! 4`: 3.9 s instead of 4.3; `fft 19 4 2`: 2.2 instead of 2.55). One
+//! growing cache alone cost a walk (stencil: 3.15 s against 2.9) its
+//! bounds check and the load of its mask at every access.
 //!
 //! # Invariants
 //! - A granule's state is in exactly one place: the sparse map if its chunk
@@ -50,12 +53,14 @@ pub(crate) const CHUNK_GRANULES: usize = 1 << CHUNK_SHIFT;
 const PLACE_MASK: u64 = CHUNK_GRANULES as u64 - 1;
 /// Distinct granules that make a chunk dense.
 pub(crate) const PROMOTE_AT: u32 = 16;
-/// Entries of the direct-mapped cache of dense chunks at first, and at
-/// most (powers of two).
-const MIN_CACHE_ENTRIES: usize = 64;
-const MAX_CACHE_ENTRIES: usize = 4096;
-/// Dense blocks per cache entry at which the cache grows (4x): its 16
-/// bytes an entry then cost under one byte per touched granule.
+/// Entries of the first direct-mapped cache of dense chunks (a power of
+/// two).
+const CACHE_ENTRIES: usize = 64;
+/// Most entries of the second cache (a power of two).
+const MAX_SECOND_ENTRIES: usize = 4096;
+/// Dense blocks per entry of the second cache at which it grows (4x, from
+/// [`CACHE_ENTRIES`] entries at [`CACHE_ENTRIES`] times this many blocks):
+/// its 16 bytes an entry then cost under one byte per touched granule.
 const BLOCKS_PER_CACHE_ENTRY: usize = 2;
 /// A cache key no chunk has (chunk numbers are granules >> 6).
 const NO_CHUNK: u64 = u64::MAX;
@@ -79,11 +84,10 @@ pub(crate) struct GranuleTable<S> {
     sparse: Map<S>,
     /// Dense blocks, `CHUNK_GRANULES` states each, one after the other.
     blocks: Blocks<S>,
-    /// `(chunk, block index)` of recently used dense chunks, by chunk's
-    /// low bits (a power of two of them).
-    cache: Box<[(u64, u32)]>,
-    /// `cache.len() - 1`.
-    cache_mask: usize,
+    /// `(chunk, block index)` of recently used dense chunks, by chunk's low bits.
+    cache: Box<[(u64, u32); CACHE_ENTRIES]>,
+    /// The same behind it, more of them (a power of two, or none yet).
+    second: Box<[(u64, u32)]>,
     /// Distinct granules looked up so far.
     granules: u64,
 }
@@ -97,8 +101,8 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
             chunks: Map::default(),
             sparse: Map::default(),
             blocks: Blocks::default(),
-            cache: vec![(NO_CHUNK, 0); MIN_CACHE_ENTRIES].into_boxed_slice(),
-            cache_mask: MIN_CACHE_ENTRIES - 1,
+            cache: Box::new([(NO_CHUNK, 0); CACHE_ENTRIES]),
+            second: Box::new([]),
             granules: 0,
         }
     }
@@ -109,20 +113,25 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
     pub(crate) fn state(&mut self, granule: u64) -> &mut S {
         let chunk = granule >> CHUNK_SHIFT;
         let place = (granule & PLACE_MASK) as usize;
-        let slot = chunk as usize & self.cache_mask;
+        let slot = chunk as usize % CACHE_ENTRIES;
         let (cached, block) = self.cache[slot];
         let block = if cached == chunk {
             block
         } else {
-            match self.chunk_of(chunk, granule) {
-                Chunk::Dense(block) => {
-                    // (The cache may have grown: the slot again.)
-                    let slot = chunk as usize & self.cache_mask;
-                    self.cache[slot] = (chunk, block);
-                    block
-                }
-                Chunk::Sparse(_) => return self.sparse_state(chunk, granule),
-            }
+            let block = match self.second_cached(chunk) {
+                Some(block) => block,
+                None => match self.chunk_of(chunk, granule) {
+                    Chunk::Dense(block) => {
+                        if let Some(entry) = self.second_slot(chunk) {
+                            *entry = (chunk, block);
+                        }
+                        block
+                    }
+                    Chunk::Sparse(_) => return self.sparse_state(chunk, granule),
+                },
+            };
+            self.cache[slot] = (chunk, block);
+            block
         };
         let state = self.blocks.state(block, place);
         if *state == self.empty {
@@ -148,13 +157,25 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
         }
     }
 
-    /// Makes the cache 4x larger, empty, once the dense blocks reach
-    /// [`BLOCKS_PER_CACHE_ENTRY`] per entry (up to [`MAX_CACHE_ENTRIES`]).
+    /// The second cache's entry for `chunk` (none while it has no entries).
+    fn second_slot(&mut self, chunk: u64) -> Option<&mut (u64, u32)> {
+        let mask = self.second.len().wrapping_sub(1);
+        self.second.get_mut(chunk as usize & mask)
+    }
+
+    /// The block of dense `chunk` if the second cache has it.
+    fn second_cached(&mut self, chunk: u64) -> Option<u32> {
+        let &mut (cached, block) = self.second_slot(chunk)?;
+        (cached == chunk).then_some(block)
+    }
+
+    /// Makes the second cache 4x larger (or [`CACHE_ENTRIES`] at first),
+    /// empty, once the dense blocks reach [`BLOCKS_PER_CACHE_ENTRY`] per
+    /// entry it would have (up to [`MAX_SECOND_ENTRIES`]).
     fn grow_cache(&mut self) {
-        let entries = self.cache.len();
-        if entries < MAX_CACHE_ENTRIES && self.blocks.len() >= entries * BLOCKS_PER_CACHE_ENTRY {
-            self.cache = vec![(NO_CHUNK, 0); entries * 4].into_boxed_slice();
-            self.cache_mask = entries * 4 - 1;
+        let entries = (self.second.len() * 4).max(CACHE_ENTRIES);
+        if entries <= MAX_SECOND_ENTRIES && self.blocks.len() >= entries * BLOCKS_PER_CACHE_ENTRY {
+            self.second = vec![(NO_CHUNK, 0); entries].into_boxed_slice();
         }
     }
 
@@ -195,7 +216,7 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
         let chunks = self.chunks.capacity() * (size_of::<(u64, Chunk)>() + 1);
         let sparse = self.sparse.capacity() * (size_of::<(u64, S)>() + 1);
         let blocks = self.blocks.state_bytes();
-        let cache = self.cache.len() * size_of::<(u64, u32)>();
+        let cache = (CACHE_ENTRIES + self.second.len()) * size_of::<(u64, u32)>();
         (chunks + sparse + blocks + cache) as u64
     }
 }
@@ -321,7 +342,7 @@ mod tests {
     #[test]
     fn the_cache_grows_with_the_dense_blocks_and_forgets_nothing() {
         let mut table = GranuleTable::new(0u64);
-        let chunks = (MAX_CACHE_ENTRIES * BLOCKS_PER_CACHE_ENTRY + 100) as u64;
+        let chunks = (MAX_SECOND_ENTRIES * BLOCKS_PER_CACHE_ENTRY + 100) as u64;
         let granule = |chunk: u64, place: u64| chunk * 7 * 64 + place;
         // Chunks made dense in an interleaving, the earlier ones touched
         // again between (cached under the small cache's slots).
@@ -333,7 +354,7 @@ mod tests {
             let before = touch(&mut table, granule(earlier, 0), earlier * 100 + 1);
             assert_eq!(before, earlier * 100 + 1);
         }
-        assert_eq!(table.cache.len(), MAX_CACHE_ENTRIES);
+        assert_eq!(table.second.len(), MAX_SECOND_ENTRIES);
         for chunk in 0..chunks {
             for place in 0..u64::from(PROMOTE_AT) {
                 assert_eq!(
@@ -343,7 +364,7 @@ mod tests {
             }
         }
         assert_eq!(table.granules(), chunks * u64::from(PROMOTE_AT));
-        let cache_bytes = MAX_CACHE_ENTRIES * size_of::<(u64, u32)>();
+        let cache_bytes = MAX_SECOND_ENTRIES * size_of::<(u64, u32)>();
         assert!(
             cache_bytes as u64 <= table.granules(),
             "under a byte a granule"
@@ -356,7 +377,7 @@ mod tests {
         for g in 0..1000 {
             touch(&mut table, g, 1);
         }
-        assert_eq!(table.cache.len(), MIN_CACHE_ENTRIES);
+        assert!(table.second.is_empty());
     }
 
     #[test]
@@ -374,7 +395,7 @@ mod tests {
         /// mix of sparse and dense chunks and cache collisions.
         #[test]
         fn behaves_as_a_map(ops in prop::collection::vec((0u64..4, 0u64..64, 1u64..1000), 1..2000),
-                            spread in prop::sample::select(vec![1u64, 64, 1 << 20, MAX_CACHE_ENTRIES as u64 * 64])) {
+                            spread in prop::sample::select(vec![1u64, 64, 1 << 20, MAX_SECOND_ENTRIES as u64 * 64])) {
             let mut table = GranuleTable::new(0u64);
             let mut model = std::collections::HashMap::new();
             for (chunk, place, value) in ops {
