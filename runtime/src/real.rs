@@ -264,6 +264,7 @@ real_functions! {
     fn get_nprocs() -> c_int;
     fn get_nprocs_conf() -> c_int;
     fn sysconf(name: c_int) -> libc::c_long;
+    fn get_avphys_pages() -> libc::c_long;
     fn setlocale(category: c_int, locale: *const c_char) -> *mut c_char;
     fn newlocale(mask: c_int, locale: *const c_char, base: libc::locale_t) -> libc::locale_t;
     fn getaddrinfo(node: *const c_char, service: *const c_char, hints: *const libc::addrinfo, res: *mut *mut libc::addrinfo) -> c_int;

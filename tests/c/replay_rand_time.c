@@ -2,8 +2,9 @@
  * gettid, and rand
  * seeded from them, called from several threads; and the processor times
  * (clock, times, getrusage) and C11 timespec_get, which glibc reads inside
- * libc, and the load averages and free memory of getloadavg and sysinfo
- * (BOTS prints the load average). Replay must return the recorded values. */
+ * libc, and the load averages and free memory of getloadavg, sysinfo,
+ * sysconf(_SC_AVPHYS_PAGES) and get_avphys_pages (BOTS prints the load
+ * average). Replay must return the recorded values. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sys/resource.h>
@@ -67,7 +68,8 @@ int main(void) {
     int samples = getloadavg(loads, 3);
     struct sysinfo si;
     int si_ret = sysinfo(&si);
-    printf("loadavg %d %.6f %.6f %.6f sysinfo %d uptime %ld freeram %lu procs %u\n", samples,
-           loads[0], loads[1], loads[2], si_ret, si.uptime, si.freeram, si.procs);
+    printf("loadavg %d %.6f %.6f %.6f sysinfo %d uptime %ld freeram %lu procs %u free pages %ld %ld\n",
+           samples, loads[0], loads[1], loads[2], si_ret, si.uptime, si.freeram, si.procs,
+           sysconf(_SC_AVPHYS_PAGES), get_avphys_pages());
     return 0;
 }

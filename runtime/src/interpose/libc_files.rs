@@ -102,16 +102,26 @@ ordered_call!(localtime_r, localtime_r_impl, "rdx",
 ordered_call!(mktime, mktime_impl, "rsi", (tm: *mut libc::tm) -> libc::time_t);
 ordered_call!(ctime, ctime_impl, "rsi", (t: *const libc::time_t) -> *mut c_char);
 
-/// `sysconf`: the processor counts read `/sys` (the rest pass through).
+/// `sysconf`: the processor counts read `/sys`; the free memory
+/// (`_SC_AVPHYS_PAGES`, from the kernel's `sysinfo` inside libc) differs
+/// from run to run and is replayed (the rest pass through).
 extern "C" fn sysconf_impl(name: c_int, site: u64) -> libc::c_long {
     // SAFETY: forwarding.
     let call = || unsafe { real::sysconf(name) };
     match name {
         libc::_SC_NPROCESSORS_ONLN | libc::_SC_NPROCESSORS_CONF => ordered(site, call),
+        libc::_SC_AVPHYS_PAGES => events::log_outside_value(site, || call() as u64) as libc::c_long,
         _ => call(),
     }
 }
 with_site!(sysconf => sysconf_impl, "rsi");
+
+/// `get_avphys_pages`: the free memory, as `sysconf(_SC_AVPHYS_PAGES)`.
+extern "C" fn get_avphys_pages_impl(site: u64) -> libc::c_long {
+    // SAFETY: forwarding.
+    events::log_outside_value(site, || unsafe { real::get_avphys_pages() } as u64) as libc::c_long
+}
+with_site!(get_avphys_pages => get_avphys_pages_impl, "rdi");
 
 /// `glob` without callbacks (no error function, no `GLOB_ALTDIRFUNC`): with
 /// them the program's code would run inside the ordered call, which may
