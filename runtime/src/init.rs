@@ -105,6 +105,7 @@ fn start(mode: Mode, argv: *const *const c_char, envp: *const *const c_char) {
     die_with_the_supervisor();
     crate::snapshot::enable(lookup(envp, crate::snapshot::SNAPSHOT_ENV));
     crate::real::resolve_all();
+    crate::real::resolve_newer();
     crate::raw_memory::resolve_all();
     crate::own_code::locate();
     load_unwinder();

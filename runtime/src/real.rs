@@ -40,14 +40,26 @@ pub(crate) type FilterFn = Option<unsafe extern "C" fn(*const c_void) -> c_int>;
 /// dirent **)`), or null.
 pub(crate) type CompareFn = Option<unsafe extern "C" fn(*const c_void, *const c_void) -> c_int>;
 
+/// [`resolve`] at start-up for a function an older C library may lack
+/// (glibc 2.36's `arc4random`): left unresolved if missing, since no
+/// program linked against that library can call it.
+fn resolve_if_present(slot: &AtomicUsize, name: &'static str) -> usize {
+    // SAFETY: as in `resolve`.
+    let addr = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr().cast()) } as usize;
+    slot.store(addr, Ordering::Relaxed);
+    addr
+}
+
 macro_rules! real_functions {
-    ($( fn $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty; )*) => { paste::paste! {
+    ($resolve_all:ident with $at_start:ident:
+     $( fn $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty; )*) => { paste::paste! {
         $( #[allow(non_upper_case_globals)] static [<SLOT_ $name>]: AtomicUsize = AtomicUsize::new(0); )*
 
-        /// Resolves every real function at start-up, so that no lookup (which
-        /// may allocate) happens later in the middle of an event.
-        pub(crate) fn resolve_all() {
-            $( resolve(&[<SLOT_ $name>], concat!(stringify!($name), "\0")); )*
+        /// Resolves every real function of this list at start-up, so that no
+        /// lookup (which may allocate) happens later in the middle of an
+        /// event.
+        pub(crate) fn $resolve_all() {
+            $( $at_start(&[<SLOT_ $name>], concat!(stringify!($name), "\0")); )*
         }
 
         $(
@@ -73,6 +85,7 @@ type Cond = libc::pthread_cond_t;
 type RwLock = libc::pthread_rwlock_t;
 
 real_functions! {
+    resolve_all with resolve:
     fn pthread_create(t: *mut pthread_t, attr: *const pthread_attr_t, start: StartRoutine, arg: *mut c_void) -> c_int;
     fn pthread_join(t: pthread_t, ret: *mut *mut c_void) -> c_int;
     fn pthread_exit(ret: *mut c_void) -> ();
@@ -226,6 +239,7 @@ real_functions! {
     fn recv(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int) -> ssize_t;
     fn recvfrom(fd: c_int, buf: *mut c_void, n: size_t, flags: c_int, from: *mut libc::sockaddr, len: *mut libc::socklen_t) -> ssize_t;
     fn getrandom(buf: *mut c_void, n: size_t, flags: libc::c_uint) -> ssize_t;
+    fn getentropy(buf: *mut c_void, n: size_t) -> c_int;
     fn readv(fd: c_int, iov: *const libc::iovec, count: c_int) -> ssize_t;
     fn ftw(dir: *const c_char, f: FtwFn, open_max: c_int) -> c_int;
     fn ftw64(dir: *const c_char, f: FtwFn, open_max: c_int) -> c_int;
@@ -284,4 +298,12 @@ unsafe extern "C" {
     pub(crate) fn __libc_realloc(p: *mut c_void, size: size_t) -> *mut c_void;
     pub(crate) fn __libc_free(p: *mut c_void);
     pub(crate) fn __libc_memalign(align: size_t, size: size_t) -> *mut c_void;
+}
+
+// glibc 2.36 and later.
+real_functions! {
+    resolve_newer with resolve_if_present:
+    fn arc4random() -> u32;
+    fn arc4random_uniform(bound: u32) -> u32;
+    fn arc4random_buf(buf: *mut c_void, n: size_t) -> ();
 }

@@ -4,7 +4,8 @@
  * (clock, times, getrusage) and C11 timespec_get, which glibc reads inside
  * libc, and the load averages and free memory of getloadavg, sysinfo,
  * sysconf(_SC_AVPHYS_PAGES) and get_avphys_pages (BOTS prints the load
- * average). Replay must return the recorded values. */
+ * average), and the random bytes of getentropy and glibc 2.36's arc4random
+ * family, which glibc takes from the kernel inside libc. Replay must return the recorded values. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sys/resource.h>
@@ -71,5 +72,15 @@ int main(void) {
     printf("loadavg %d %.6f %.6f %.6f sysinfo %d uptime %ld freeram %lu procs %u free pages %ld %ld\n",
            samples, loads[0], loads[1], loads[2], si_ret, si.uptime, si.freeram, si.procs,
            sysconf(_SC_AVPHYS_PAGES), get_avphys_pages());
+    unsigned char entropy[8], bytes[8];
+    int got = getentropy(entropy, sizeof entropy);
+    printf("getentropy %d %02x%02x%02x%02x\n", got, entropy[0], entropy[1], entropy[2], entropy[3]);
+#if __GLIBC_PREREQ(2, 36)
+    arc4random_buf(bytes, sizeof bytes);
+    unsigned a = arc4random(), u = arc4random_uniform(1000);
+    printf("arc4random %u %u %02x%02x%02x%02x\n", a, u, bytes[0], bytes[1], bytes[2], bytes[3]);
+#else
+    (void)bytes;
+#endif
     return 0;
 }

@@ -263,6 +263,49 @@ extern "C" fn getrandom_impl(buf: *mut c_void, n: size_t, flags: c_uint, site: u
 }
 with_site!(getrandom => getrandom_impl, "rcx");
 
+/// `getentropy` (at most 256 bytes, 0 or -1): glibc asks the kernel inside
+/// libc, so its bytes are recorded as `getrandom`'s.
+extern "C" fn getentropy_impl(buf: *mut c_void, n: size_t, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    let call = || unsafe { real::getentropy(buf, n) };
+    if !mode::active() || n == 0 || n > 256 {
+        // (Nothing read, or EINVAL: the same in every run.)
+        return call();
+    }
+    let r = input_call(
+        pseudo::RANDOM,
+        Buffers::one(buf, n),
+        site,
+        Source::Outside,
+        || {
+            if call() == 0 { n as ssize_t } else { -1 }
+        },
+    );
+    if r < 0 { -1 } else { 0 }
+}
+with_site!(getentropy => getentropy_impl, "rdx");
+
+/// `arc4random_buf`: `n` random bytes, generated inside libc (glibc 2.36:
+/// from the kernel's `getrandom`, not seen), recorded as input.
+extern "C" fn arc4random_buf_impl(buf: *mut c_void, n: size_t, site: u64) {
+    // SAFETY: forwarding.
+    let call = || unsafe { real::arc4random_buf(buf, n) };
+    if !mode::active() || n == 0 {
+        return call();
+    }
+    input_call(
+        pseudo::RANDOM,
+        Buffers::one(buf, n),
+        site,
+        Source::Outside,
+        || {
+            call();
+            n as ssize_t
+        },
+    );
+}
+with_site!(arc4random_buf => arc4random_buf_impl, "rdx");
+
 extern "C" fn readv_impl(fd: c_int, iov: *const libc::iovec, count: c_int, site: u64) -> ssize_t {
     let bufs = Buffers::Vector(iov, usize::try_from(count).unwrap_or(0));
     // SAFETY: forwarding.

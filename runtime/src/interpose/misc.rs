@@ -41,6 +41,30 @@ extern "C" fn rand_impl(site: u64) -> c_int {
 }
 with_site!(rand => rand_impl, "rdi");
 
+/// `arc4random` and `arc4random_uniform` (glibc 2.36): numbers from the
+/// kernel's randomness, different in every run.
+extern "C" fn arc4random_impl(site: u64) -> u32 {
+    // SAFETY: forwarding.
+    random_event(
+        site,
+        || unsafe { real::arc4random() },
+        |&r| u64::from(r),
+        |p| p as u32,
+    )
+}
+with_site!(arc4random => arc4random_impl, "rdi");
+
+extern "C" fn arc4random_uniform_impl(bound: u32, site: u64) -> u32 {
+    // SAFETY: forwarding.
+    random_event(
+        site,
+        || unsafe { real::arc4random_uniform(bound) },
+        |&r| u64::from(r),
+        |p| p as u32,
+    )
+}
+with_site!(arc4random_uniform => arc4random_uniform_impl, "rsi");
+
 extern "C" fn random_impl(site: u64) -> libc::c_long {
     // SAFETY: forwarding.
     random_event(
