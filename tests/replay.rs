@@ -1248,6 +1248,29 @@ fn abort_replays_to_status_134() {
     replay_all_modes(&rec);
 }
 
+/// A pointer glibc's `free` would refuse (inside a block, or freed
+/// already) aborts the program, recording and replay alike, as natively:
+/// rr-lite's heap took the words before it for a header (a panic in the
+/// runtime, or a block put on a free list and handed out again).
+#[test]
+fn a_bad_free_aborts_as_natively_and_replays() {
+    let exe = build("replay_bad_free");
+    for (how, message) in [
+        ("interior", "free(): invalid pointer"),
+        ("double", "free(): double free detected"),
+    ] {
+        let rec = record_within(&exe, &[how], LIMIT);
+        assert_eq!(rec.status, 134, "{how}: {}", rec.describe());
+        assert!(rec.stderr.contains(message), "{how}: {}", rec.describe());
+        assert!(
+            !rec.stderr.contains("panicked"),
+            "{how}: {}",
+            rec.describe()
+        );
+        replay_all_modes(&rec);
+    }
+}
+
 /// A private copy of `exe` (the recording's program path), so that the
 /// test can overwrite it.
 fn private_copy(exe: &Path, dir: &Path) -> PathBuf {

@@ -10,9 +10,19 @@
 //! the recorded order of calls, the recorded addresses come back.
 //!
 //! Blocks carry a 16-byte header before the pointer: the size class (or the
-//! page count of a large block) and, for over-aligned pointers, the offset
-//! back to the block. Pointers outside the range (allocated by glibc before
-//! the runtime started) are handed back to glibc.
+//! page count of a large block) and a tag, the block's address mixed with
+//! [`LIVE_TAG`] while it is handed out and with [`FREED_TAG`] once freed;
+//! an over-aligned pointer has a header of its own inside its block: a mark
+//! and the offset back to the block. Pointers outside the range (allocated
+//! by glibc before the runtime started) are handed back to glibc.
+//!
+//! A pointer into the range that is not a live block's (one inside a block,
+//! one freed already) ends the program as glibc's checks do, `free():
+//! invalid pointer` and abort, in record and replay alike: trusting its
+//! header read whatever the program had stored before it as a size class
+//! (Phoenix's histogram-pthread frees an array inside a struct: an index
+//! out of bounds, a panic in the runtime) or put it on a free list, where
+//! the next allocation of that class handed it out again.
 
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -26,6 +36,10 @@ const BASE: usize = 0x5000_0000_0000;
 const SPAN: usize = 1 << 40;
 const HEADER: usize = 16;
 const ALIGNED_MARK: usize = usize::MAX;
+/// Mixed with a block's address in its header's second word while the
+/// block is handed out, and once it is freed.
+const LIVE_TAG: usize = 0x6c69_7665_b10c_4b1d;
+const FREED_TAG: usize = 0x6672_6565_b10c_4b1d;
 const LARGE_FLAG: usize = 1 << 62;
 const PAGE: usize = 4096;
 const SMALL_CLASSES: usize = 64;
@@ -162,11 +176,11 @@ fn allocate(size: usize) -> Option<(usize, bool)> {
         let head = HEAP.free[class].load(Ordering::Relaxed);
         if head != 0 {
             HEAP.free[class].store(read_word(head), Ordering::Relaxed);
-            return Some((head, false));
+            return Some((hand_out(head), false));
         }
         let block = bump(HEADER + CLASS_SIZE[class])?;
         write_word(block, class);
-        return Some((block + HEADER, true));
+        return Some((hand_out(block + HEADER), true));
     }
     let pages = (size + HEADER).div_ceil(PAGE);
     for slot in &HEAP.large_free {
@@ -175,7 +189,7 @@ fn allocate(size: usize) -> Option<(usize, bool)> {
             let have = read_word(header) & !LARGE_FLAG;
             if have >= pages && have <= pages * 2 {
                 slot.store(0, Ordering::Relaxed);
-                return Some((header + HEADER, false));
+                return Some((hand_out(header + HEADER), false));
             }
         }
     }
@@ -185,7 +199,48 @@ fn allocate(size: usize) -> Option<(usize, bool)> {
     let header = (at + HEADER).next_multiple_of(PAGE) - HEADER;
     bump(header - at + pages * PAGE)?;
     write_word(header, pages | LARGE_FLAG);
-    Some((header + HEADER, true))
+    Some((hand_out(header + HEADER), true))
+}
+
+/// Tags block `p` as handed out; returns it.
+fn hand_out(p: usize) -> usize {
+    write_word(p - 8, p ^ LIVE_TAG);
+    p
+}
+
+/// The block (not over-aligned) of `p`, a pointer into the range, if this
+/// heap handed it out and has not taken it back; reads only inside the
+/// range, which is mapped whole (readable, zero where never written).
+fn live_block(p: usize) -> Option<usize> {
+    if !p.is_multiple_of(HEADER) || !(BASE + HEADER..BASE + SPAN).contains(&p) {
+        return None;
+    }
+    let block = if read_word(p - HEADER) == ALIGNED_MARK {
+        p.checked_sub(read_word(p - 8))?
+    } else {
+        p
+    };
+    let inside = block.is_multiple_of(HEADER) && (BASE + HEADER..=p).contains(&block);
+    (inside && read_word(block - 8) == block ^ LIVE_TAG).then_some(block)
+}
+
+/// What glibc does with a pointer it never handed out, or took back:
+/// reports `call` and aborts (the program's crash, recorded and replayed
+/// as any other).
+#[cold]
+fn invalid_pointer(call: &[u8], p: usize) -> ! {
+    let freed = (BASE + HEADER..BASE + SPAN).contains(&p)
+        && p.is_multiple_of(HEADER)
+        && read_word(p - 8) == p ^ FREED_TAG;
+    let what: &[u8] = if freed {
+        b"(): double free detected\n"
+    } else {
+        b"(): invalid pointer\n"
+    };
+    crate::sys::write_all(2, call);
+    crate::sys::write_all(2, what);
+    // SAFETY: abort has no preconditions and does not return.
+    unsafe { libc::abort() }
 }
 
 /// Usable bytes of a block given its pointer (not over-aligned).
@@ -199,6 +254,7 @@ fn block_size(p: usize) -> usize {
 }
 
 fn release(p: usize) {
+    write_word(p - 8, p ^ FREED_TAG);
     let word = read_word(p - HEADER);
     if word & LARGE_FLAG != 0 {
         let header = p - HEADER;
@@ -217,13 +273,11 @@ fn release(p: usize) {
     HEAP.free[word].store(p, Ordering::Relaxed);
 }
 
-/// The block a (possibly over-aligned) pointer belongs to.
-fn block_of(p: usize) -> usize {
-    if read_word(p - HEADER) == ALIGNED_MARK {
-        p - read_word(p - HEADER + 8)
-    } else {
-        p
-    }
+/// The block `p`, a pointer into the range, belongs to; aborts the program
+/// as glibc would unless it is a live block's pointer (`call`: the C
+/// function it was given to).
+fn block_of(p: usize, call: &[u8]) -> usize {
+    live_block(p).unwrap_or_else(|| invalid_pointer(call, p))
 }
 
 pub(crate) fn malloc(size: usize) -> *mut u8 {
@@ -251,7 +305,11 @@ pub(crate) fn free(p: *mut u8) -> bool {
     if !owns(p) {
         return false;
     }
-    locked(|| release(block_of(p)));
+    // (Looked at under the lock, against another thread freeing it too;
+    // reported after, holding nothing.)
+    if !locked(|| live_block(p).map(release).is_some()) {
+        invalid_pointer(b"free", p);
+    }
     true
 }
 
@@ -263,7 +321,7 @@ pub(crate) fn free_link(p: *mut u8) -> Option<usize> {
     if !owns(p) {
         return None;
     }
-    let block = block_of(p);
+    let block = block_of(p, b"free");
     (read_word(block - HEADER) & LARGE_FLAG == 0).then_some(block)
 }
 
@@ -271,8 +329,8 @@ pub(crate) fn free_link(p: *mut u8) -> Option<usize> {
 pub(crate) fn usable_size(p: *mut u8) -> Option<usize> {
     let p = p as usize;
     owns(p).then(|| {
-        let block = block_of(p);
-        block_size(block) - (p - block)
+        // (glibc's answer for a pointer it never handed out is undefined.)
+        live_block(p).map_or(0, |block| block_size(block) - (p - block))
     })
 }
 
@@ -280,8 +338,11 @@ pub(crate) fn realloc(p: *mut u8, size: usize) -> *mut u8 {
     if p.is_null() {
         return malloc(size);
     }
+    if owns(p as usize) {
+        block_of(p as usize, b"realloc");
+    }
     let old = match usable_size(p) {
-        Some(n) if n >= size && block_of(p as usize) == p as usize => return p,
+        Some(n) if n >= size && live_block(p as usize) == Some(p as usize) => return p,
         Some(n) => n,
         // SAFETY: a block glibc allocated before the runtime started.
         None => unsafe { real::malloc_usable_size(p.cast()) },
