@@ -311,27 +311,41 @@ extern "C" fn timespec_get_impl(ts: *mut timespec, base: c_int, site: u64) -> c_
 }
 with_site!(timespec_get => timespec_get_impl, "rdx");
 
+/// A call that fills a plain struct of `$ty` at `$out` (null allowed) and
+/// returns 0 on success, with values from outside: the result and the
+/// struct's 8-byte words, each a clock value (at replay, the recorded ones).
+/// `$call` makes the real call into `$local`, a pointer to a zeroed local.
+macro_rules! recorded_struct {
+    ($site:expr, $out:expr, $ty:ty, |$local:ident| $call:expr) => {{
+        const WORDS: usize = core::mem::size_of::<$ty>() / 8;
+        let values = clock_values::<{ WORDS + 1 }>($site, |now| {
+            // SAFETY: the struct is plain integers; all zeroes is a valid value.
+            let mut value: $ty = unsafe { core::mem::zeroed() };
+            let $local: *mut $ty = &mut value;
+            now[0] = $call as u64;
+            // SAFETY: the struct is WORDS 8-byte words (transmute checks the size).
+            let words: [u64; WORDS] = unsafe { core::mem::transmute(value) };
+            now[1..].copy_from_slice(&words);
+        });
+        let ret = values[0] as c_int;
+        let out: *mut $ty = $out;
+        if ret == 0 && !out.is_null() {
+            let mut words = [0u64; WORDS];
+            words.copy_from_slice(&values[1..]);
+            // SAFETY: the caller's output pointer; the words make the struct.
+            unsafe { *out = core::mem::transmute::<[u64; WORDS], $ty>(words) };
+        }
+        ret
+    }};
+}
+
 /// `getrusage()`: the result and the whole `struct rusage` (its times and
-/// its counters all differ from run to run), as 8-byte words.
+/// its counters all differ from run to run).
 extern "C" fn getrusage_impl(who: c_int, usage: *mut libc::rusage, site: u64) -> c_int {
-    const WORDS: usize = core::mem::size_of::<libc::rusage>() / 8;
-    let values = clock_values::<{ WORDS + 1 }>(site, |now| {
-        // SAFETY: rusage is plain integers; all zeroes is a valid value.
-        let mut r: libc::rusage = unsafe { core::mem::zeroed() };
-        // SAFETY: forwarding into a local.
-        now[0] = unsafe { real::getrusage(who, &mut r) } as u64;
-        // SAFETY: rusage is WORDS 8-byte integers (transmute checks the size).
-        let words: [u64; WORDS] = unsafe { core::mem::transmute(r) };
-        now[1..].copy_from_slice(&words);
-    });
-    let ret = values[0] as c_int;
-    if ret == 0 && !usage.is_null() {
-        let mut words = [0u64; WORDS];
-        words.copy_from_slice(&values[1..]);
-        // SAFETY: the caller's output pointer; the words make a rusage.
-        unsafe { *usage = core::mem::transmute::<[u64; WORDS], libc::rusage>(words) };
-    }
-    ret
+    // SAFETY: forwarding into a local.
+    recorded_struct!(site, usage, libc::rusage, |r| unsafe {
+        real::getrusage(who, r)
+    })
 }
 with_site!(getrusage => getrusage_impl, "rdx");
 
@@ -362,27 +376,10 @@ extern "C" fn getloadavg_impl(loadavg: *mut f64, nelem: c_int, site: u64) -> c_i
 with_site!(getloadavg => getloadavg_impl, "rdx");
 
 /// `sysinfo()`: the result and the whole `struct sysinfo` (uptime, load
-/// averages, free memory, process count: all differ from run to run), as
-/// 8-byte words.
+/// averages, free memory, process count: all differ from run to run).
 extern "C" fn sysinfo_impl(info: *mut libc::sysinfo, site: u64) -> c_int {
-    const WORDS: usize = core::mem::size_of::<libc::sysinfo>() / 8;
-    let values = clock_values::<{ WORDS + 1 }>(site, |now| {
-        // SAFETY: sysinfo is plain integers; all zeroes is a valid value.
-        let mut s: libc::sysinfo = unsafe { core::mem::zeroed() };
-        // SAFETY: forwarding into a local.
-        now[0] = unsafe { real::sysinfo(&mut s) } as u64;
-        // SAFETY: sysinfo is WORDS 8-byte words (transmute checks the size).
-        let words: [u64; WORDS] = unsafe { core::mem::transmute(s) };
-        now[1..].copy_from_slice(&words);
-    });
-    let ret = values[0] as c_int;
-    if ret == 0 && !info.is_null() {
-        let mut words = [0u64; WORDS];
-        words.copy_from_slice(&values[1..]);
-        // SAFETY: the caller's output pointer; the words make a sysinfo.
-        unsafe { *info = core::mem::transmute::<[u64; WORDS], libc::sysinfo>(words) };
-    }
-    ret
+    // SAFETY: forwarding into a local.
+    recorded_struct!(site, info, libc::sysinfo, |s| unsafe { real::sysinfo(s) })
 }
 with_site!(sysinfo => sysinfo_impl, "rsi");
 
