@@ -372,6 +372,13 @@ fn bulk_random_numbers_replay_from_the_results_array() {
     }
 }
 
+/// Names `mkstemp`, `mkostemp` and `mkdtemp` draw come back at replay
+/// (they differ in every run, so every recording is distinct).
+#[test]
+fn temporary_file_names_replay() {
+    check_nondeterministic("replay_temp_names", &[]);
+}
+
 #[test]
 fn stdout_lines_from_threads_replay_in_order() {
     check_nondeterministic("replay_stdout_threads", &[]);

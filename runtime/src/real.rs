@@ -215,6 +215,7 @@ real_functions! {
     fn memfd_create(name: *const c_char, flags: libc::c_uint) -> c_int;
     fn mkstemp(template: *mut c_char) -> c_int;
     fn mkostemp(template: *mut c_char, flags: c_int) -> c_int;
+    fn mkdtemp(template: *mut c_char) -> *mut c_char;
     fn tmpfile() -> *mut libc::FILE;
     fn tmpfile64() -> *mut libc::FILE;
     fn opendir(path: *const c_char) -> *mut libc::DIR;

@@ -276,9 +276,107 @@ gives_one! {
     inotify_init => inotify_init_impl(), "rdi";
     inotify_init1 => inotify_init1_impl(flags: c_int), "rsi";
     memfd_create => memfd_create_impl(name: *const c_char, flags: c_uint), "rdx";
-    mkstemp => mkstemp_impl(template: *mut c_char), "rsi";
-    mkostemp => mkostemp_impl(template: *mut c_char, flags: c_int), "rdx";
 }
+
+/// The six characters at the end of `template` that `mkstemp` and its
+/// relatives replace, if it ends in `XXXXXX` (else the call fails with
+/// EINVAL, the same in every run).
+fn name_suffix<'a>(template: *mut c_char) -> Option<&'a mut [u8]> {
+    if template.is_null() {
+        return None;
+    }
+    let mut len = 0;
+    // SAFETY: the program's NUL-terminated template (counted here: the
+    // runtime's own `strlen` would be an event).
+    while unsafe { *template.add(len) } != 0 {
+        len += 1;
+    }
+    if len < 6 {
+        return None;
+    }
+    // SAFETY: the template's last six bytes, which the call rewrites.
+    let suffix = unsafe { core::slice::from_raw_parts_mut(template.add(len - 6).cast::<u8>(), 6) };
+    (suffix == b"XXXXXX").then_some(suffix)
+}
+
+/// A name glibc draws inside libc (`mkstemp`, `mkdtemp`): while recording,
+/// `draw` makes the real call and the six characters it chose go into the
+/// thread's input (`input-NNNN.bin`); at replay they come back into
+/// `suffix` and `make` creates the recorded name instead, so a program that
+/// prints or passes on the name sees the recorded one.
+fn drawn_name<R>(suffix: &mut [u8], draw: impl FnOnce() -> R, make: impl FnOnce() -> R) -> R {
+    use crate::mode::{self, Mode};
+    let thread = crate::thread::THREAD.with(|t| t.is_tracked().then(|| t.id.get()));
+    match (mode::current(), thread) {
+        (Mode::Record, Some(id)) => {
+            let r = draw();
+            crate::thread::THREAD.with(|t| t.input.save(id, suffix));
+            r
+        }
+        (Mode::Replay, Some(id)) if crate::thread::THREAD.with(|t| t.input.load(id, suffix)) => {
+            make()
+        }
+        _ => draw(),
+    }
+}
+
+/// `mkstemp`, `mkostemp`: a descriptor call whose file name is drawn
+/// ([`drawn_name`]); replay opens the recorded name (truncated: the
+/// recording's file may still be there).
+fn temp_file(
+    template: *mut c_char,
+    flags: c_int,
+    site: u64,
+    draw: impl FnOnce() -> c_int,
+) -> c_int {
+    let Some(suffix) = name_suffix(template) else {
+        return giving_out(site, draw, number);
+    };
+    let make = || {
+        let flags = flags | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC;
+        // SAFETY: the template, now the recorded name.
+        unsafe { real::open(template, flags, 0o600) }
+    };
+    giving_out(site, || drawn_name(suffix, draw, make), number)
+}
+
+extern "C" fn mkstemp_impl(template: *mut c_char, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    temp_file(template, 0, site, || unsafe { real::mkstemp(template) })
+}
+with_site!(mkstemp => mkstemp_impl, "rsi");
+
+extern "C" fn mkostemp_impl(template: *mut c_char, flags: c_int, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    temp_file(template, flags, site, || unsafe {
+        real::mkostemp(template, flags)
+    })
+}
+with_site!(mkostemp => mkostemp_impl, "rdx");
+
+/// `mkdtemp`: no descriptor, a drawn name ([`drawn_name`]); replay makes
+/// the recorded directory (there already: the recording's, kept).
+extern "C" fn mkdtemp_impl(template: *mut c_char, _site: u64) -> *mut c_char {
+    // SAFETY: forwarding.
+    let draw = || unsafe { real::mkdtemp(template) };
+    let Some(suffix) = name_suffix(template) else {
+        return draw();
+    };
+    let make = || {
+        // SAFETY: the template, now the recorded name. Raw: not a program call.
+        let r = unsafe { libc::syscall(libc::SYS_mkdir, template, 0o700) };
+        if r == 0 || sys::errno() == libc::EEXIST {
+            template
+        } else {
+            core::ptr::null_mut()
+        }
+    };
+    if !crate::mode::active() {
+        return draw();
+    }
+    drawn_name(suffix, draw, make)
+}
+with_site!(mkdtemp => mkdtemp_impl, "rsi");
 
 /// pipe, pipe2, socketpair: two descriptors, `first | second << 32`.
 fn giving_pair(fds: *mut c_int, site: u64, op: impl FnOnce() -> c_int) -> c_int {

@@ -1,0 +1,42 @@
+/* Temporary files and directories from threads: the names mkstemp,
+ * mkostemp and mkdtemp draw differ in every run (glibc draws them inside
+ * libc); replay must give the recorded ones, and the files must work. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char names[2][64];
+
+static void *worker(void *arg) {
+    long id = (long)arg;
+    char path[] = "/tmp/rr-lite-test-file-XXXXXX";
+    int fd = id ? mkostemp(path, O_CLOEXEC) : mkstemp(path);
+    char text[32], back[32] = {0};
+    int n = snprintf(text, sizeof text, "thread %ld", id);
+    if (fd < 0 || write(fd, text, n) != n || pread(fd, back, n, 0) != n) {
+        perror("temp file");
+        exit(1);
+    }
+    snprintf(names[id], sizeof names[id], "%s %s", path, back);
+    close(fd);
+    unlink(path);
+    return NULL;
+}
+
+int main(void) {
+    char dir[] = "/tmp/rr-lite-test-dir-XXXXXX";
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    pthread_t t[2];
+    for (long i = 0; i < 2; i++) pthread_create(&t[i], NULL, worker, (void *)i);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    printf("dir %s\n%s\n%s\n", dir, names[0], names[1]);
+    rmdir(dir);
+    return 0;
+}
