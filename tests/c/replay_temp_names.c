@@ -1,6 +1,7 @@
 /* Temporary files and directories from threads: the names mkstemp,
- * mkostemp and mkdtemp draw differ in every run (glibc draws them inside
- * libc); replay must give the recorded ones, and the files must work. */
+ * mkostemp, mkstemp64 (mkstemp with _FILE_OFFSET_BITS=64) and mkdtemp
+ * draw differ in every run (glibc draws them inside libc); replay must
+ * give the recorded ones, and the files must work. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -33,10 +34,18 @@ int main(void) {
         perror("mkdtemp");
         return 1;
     }
+    char large[] = "/tmp/rr-lite-test-file64-XXXXXX";
+    int fd = mkstemp64(large);
+    if (fd < 0) {
+        perror("mkstemp64");
+        return 1;
+    }
+    close(fd);
+    unlink(large);
     pthread_t t[2];
     for (long i = 0; i < 2; i++) pthread_create(&t[i], NULL, worker, (void *)i);
     for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
-    printf("dir %s\n%s\n%s\n", dir, names[0], names[1]);
+    printf("dir %s\nfile64 %s\n%s\n%s\n", dir, large, names[0], names[1]);
     rmdir(dir);
     return 0;
 }

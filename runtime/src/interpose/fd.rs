@@ -345,6 +345,8 @@ extern "C" fn mkstemp_impl(template: *mut c_char, site: u64) -> c_int {
     temp_file(template, 0, site, || unsafe { real::mkstemp(template) })
 }
 with_site!(mkstemp => mkstemp_impl, "rsi");
+// (What `mkstemp` is with `_FILE_OFFSET_BITS=64`: the same call on x86-64.)
+with_site!(mkstemp64 => mkstemp_impl, "rsi");
 
 extern "C" fn mkostemp_impl(template: *mut c_char, flags: c_int, site: u64) -> c_int {
     // SAFETY: forwarding.
@@ -353,6 +355,7 @@ extern "C" fn mkostemp_impl(template: *mut c_char, flags: c_int, site: u64) -> c
     })
 }
 with_site!(mkostemp => mkostemp_impl, "rdx");
+with_site!(mkostemp64 => mkostemp_impl, "rdx");
 
 /// `mkdtemp`: no descriptor, a drawn name ([`drawn_name`]); replay makes
 /// the recorded directory (there already: the recording's, kept).
