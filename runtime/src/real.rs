@@ -216,6 +216,8 @@ real_functions! {
     fn mkstemp(template: *mut c_char) -> c_int;
     fn mkostemp(template: *mut c_char, flags: c_int) -> c_int;
     fn mkdtemp(template: *mut c_char) -> *mut c_char;
+    fn mkstemps(template: *mut c_char, after: c_int) -> c_int;
+    fn mkostemps(template: *mut c_char, after: c_int, flags: c_int) -> c_int;
     fn tmpfile() -> *mut libc::FILE;
     fn tmpfile64() -> *mut libc::FILE;
     fn opendir(path: *const c_char) -> *mut libc::DIR;

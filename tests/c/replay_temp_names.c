@@ -1,7 +1,8 @@
 /* Temporary files and directories from threads: the names mkstemp,
- * mkostemp, mkstemp64 (mkstemp with _FILE_OFFSET_BITS=64) and mkdtemp
- * draw differ in every run (glibc draws them inside libc); replay must
- * give the recorded ones, and the files must work. */
+ * mkostemp, mkstemp64 (mkstemp with _FILE_OFFSET_BITS=64), mkstemps (X's
+ * before a suffix) and mkdtemp draw differ in every run (glibc draws them
+ * inside libc); replay must give the recorded ones, and the files must
+ * work. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -42,10 +43,18 @@ int main(void) {
     }
     close(fd);
     unlink(large);
+    char suffixed[] = "/tmp/rr-lite-test-file-XXXXXX.txt";
+    fd = mkstemps(suffixed, 4);
+    if (fd < 0) {
+        perror("mkstemps");
+        return 1;
+    }
+    close(fd);
+    unlink(suffixed);
     pthread_t t[2];
     for (long i = 0; i < 2; i++) pthread_create(&t[i], NULL, worker, (void *)i);
     for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
-    printf("dir %s\nfile64 %s\n%s\n%s\n", dir, large, names[0], names[1]);
+    printf("dir %s\nfile64 %s\nsuffixed %s\n%s\n%s\n", dir, large, suffixed, names[0], names[1]);
     rmdir(dir);
     return 0;
 }

@@ -278,10 +278,10 @@ gives_one! {
     memfd_create => memfd_create_impl(name: *const c_char, flags: c_uint), "rdx";
 }
 
-/// The six characters at the end of `template` that `mkstemp` and its
-/// relatives replace, if it ends in `XXXXXX` (else the call fails with
-/// EINVAL, the same in every run).
-fn name_suffix<'a>(template: *mut c_char) -> Option<&'a mut [u8]> {
+/// The six characters before the last `after` of `template` that
+/// `mkstemp` and its relatives replace, if they are `XXXXXX` (else the call
+/// fails with EINVAL, the same in every run).
+fn name_suffix<'a>(template: *mut c_char, after: usize) -> Option<&'a mut [u8]> {
     if template.is_null() {
         return None;
     }
@@ -291,11 +291,9 @@ fn name_suffix<'a>(template: *mut c_char) -> Option<&'a mut [u8]> {
     while unsafe { *template.add(len) } != 0 {
         len += 1;
     }
-    if len < 6 {
-        return None;
-    }
-    // SAFETY: the template's last six bytes, which the call rewrites.
-    let suffix = unsafe { core::slice::from_raw_parts_mut(template.add(len - 6).cast::<u8>(), 6) };
+    let start = len.checked_sub(after)?.checked_sub(6)?;
+    // SAFETY: six bytes of the template, which the call rewrites.
+    let suffix = unsafe { core::slice::from_raw_parts_mut(template.add(start).cast::<u8>(), 6) };
     (suffix == b"XXXXXX").then_some(suffix)
 }
 
@@ -320,16 +318,18 @@ fn drawn_name<R>(suffix: &mut [u8], draw: impl FnOnce() -> R, make: impl FnOnce(
     }
 }
 
-/// `mkstemp`, `mkostemp`: a descriptor call whose file name is drawn
-/// ([`drawn_name`]); replay opens the recorded name (truncated: the
+/// `mkstemp` and its relatives (`after`: the length of the name's end
+/// after the X's, for `mkstemps`): a descriptor call whose file name is
+/// drawn ([`drawn_name`]); replay opens the recorded name (truncated: the
 /// recording's file may still be there).
 fn temp_file(
     template: *mut c_char,
+    after: usize,
     flags: c_int,
     site: u64,
     draw: impl FnOnce() -> c_int,
 ) -> c_int {
-    let Some(suffix) = name_suffix(template) else {
+    let Some(suffix) = name_suffix(template, after) else {
         return giving_out(site, draw, number);
     };
     let make = || {
@@ -342,7 +342,7 @@ fn temp_file(
 
 extern "C" fn mkstemp_impl(template: *mut c_char, site: u64) -> c_int {
     // SAFETY: forwarding.
-    temp_file(template, 0, site, || unsafe { real::mkstemp(template) })
+    temp_file(template, 0, 0, site, || unsafe { real::mkstemp(template) })
 }
 with_site!(mkstemp => mkstemp_impl, "rsi");
 // (What `mkstemp` is with `_FILE_OFFSET_BITS=64`: the same call on x86-64.)
@@ -350,19 +350,46 @@ with_site!(mkstemp64 => mkstemp_impl, "rsi");
 
 extern "C" fn mkostemp_impl(template: *mut c_char, flags: c_int, site: u64) -> c_int {
     // SAFETY: forwarding.
-    temp_file(template, flags, site, || unsafe {
+    temp_file(template, 0, flags, site, || unsafe {
         real::mkostemp(template, flags)
     })
 }
 with_site!(mkostemp => mkostemp_impl, "rdx");
 with_site!(mkostemp64 => mkostemp_impl, "rdx");
 
+extern "C" fn mkstemps_impl(template: *mut c_char, after: c_int, site: u64) -> c_int {
+    // SAFETY: forwarding.
+    let draw = || unsafe { real::mkstemps(template, after) };
+    match usize::try_from(after) {
+        Ok(n) => temp_file(template, n, 0, site, draw),
+        Err(_) => draw(),
+    }
+}
+with_site!(mkstemps => mkstemps_impl, "rdx");
+with_site!(mkstemps64 => mkstemps_impl, "rdx");
+
+extern "C" fn mkostemps_impl(
+    template: *mut c_char,
+    after: c_int,
+    flags: c_int,
+    site: u64,
+) -> c_int {
+    // SAFETY: forwarding.
+    let draw = || unsafe { real::mkostemps(template, after, flags) };
+    match usize::try_from(after) {
+        Ok(n) => temp_file(template, n, flags, site, draw),
+        Err(_) => draw(),
+    }
+}
+with_site!(mkostemps => mkostemps_impl, "rcx");
+with_site!(mkostemps64 => mkostemps_impl, "rcx");
+
 /// `mkdtemp`: no descriptor, a drawn name ([`drawn_name`]); replay makes
 /// the recorded directory (there already: the recording's, kept).
 extern "C" fn mkdtemp_impl(template: *mut c_char, _site: u64) -> *mut c_char {
     // SAFETY: forwarding.
     let draw = || unsafe { real::mkdtemp(template) };
-    let Some(suffix) = name_suffix(template) else {
+    let Some(suffix) = name_suffix(template, 0) else {
         return draw();
     };
     let make = || {
