@@ -208,11 +208,18 @@ fn hand_out(p: usize) -> usize {
     p
 }
 
+/// Whether `p` could be a block's pointer: aligned as every one is, with
+/// its header inside the range (which is mapped whole: readable, zero
+/// where never written).
+fn block_shaped(p: usize) -> bool {
+    p.is_multiple_of(HEADER) && (BASE + HEADER..BASE + SPAN).contains(&p)
+}
+
 /// The block (not over-aligned) of `p`, a pointer into the range, if this
 /// heap handed it out and has not taken it back; reads only inside the
-/// range, which is mapped whole (readable, zero where never written).
+/// range.
 fn live_block(p: usize) -> Option<usize> {
-    if !p.is_multiple_of(HEADER) || !(BASE + HEADER..BASE + SPAN).contains(&p) {
+    if !block_shaped(p) {
         return None;
     }
     let block = if read_word(p - HEADER) == ALIGNED_MARK {
@@ -220,7 +227,7 @@ fn live_block(p: usize) -> Option<usize> {
     } else {
         p
     };
-    let inside = block.is_multiple_of(HEADER) && (BASE + HEADER..=p).contains(&block);
+    let inside = block_shaped(block) && block <= p;
     (inside && read_word(block - 8) == block ^ LIVE_TAG).then_some(block)
 }
 
@@ -229,9 +236,7 @@ fn live_block(p: usize) -> Option<usize> {
 /// as any other).
 #[cold]
 fn invalid_pointer(call: &[u8], p: usize) -> ! {
-    let freed = (BASE + HEADER..BASE + SPAN).contains(&p)
-        && p.is_multiple_of(HEADER)
-        && read_word(p - 8) == p ^ FREED_TAG;
+    let freed = block_shaped(p) && read_word(p - 8) == p ^ FREED_TAG;
     let what: &[u8] = if freed {
         b"(): double free detected\n"
     } else {
@@ -338,14 +343,17 @@ pub(crate) fn realloc(p: *mut u8, size: usize) -> *mut u8 {
     if p.is_null() {
         return malloc(size);
     }
-    if owns(p as usize) {
-        block_of(p as usize, b"realloc");
-    }
-    let old = match usable_size(p) {
-        Some(n) if n >= size && live_block(p as usize) == Some(p as usize) => return p,
-        Some(n) => n,
+    let at = p as usize;
+    let old = if owns(at) {
+        let block = block_of(at, b"realloc");
+        let usable = block_size(block) - (at - block);
+        if usable >= size && block == at {
+            return p;
+        }
+        usable
+    } else {
         // SAFETY: a block glibc allocated before the runtime started.
-        None => unsafe { real::malloc_usable_size(p.cast()) },
+        unsafe { real::malloc_usable_size(p.cast()) }
     };
     let new = malloc(size);
     if !new.is_null() {

@@ -319,17 +319,21 @@ fn drawn_name<R>(suffix: &mut [u8], draw: impl FnOnce() -> R, make: impl FnOnce(
 }
 
 /// `mkstemp` and its relatives (`after`: the length of the name's end
-/// after the X's, for `mkstemps`): a descriptor call whose file name is
-/// drawn ([`drawn_name`]); replay opens the recorded name (truncated: the
+/// after the X's, for `mkstemps`; a negative one fails with EINVAL, the
+/// same in every run): a descriptor call whose file name is drawn
+/// ([`drawn_name`]); replay opens the recorded name (truncated: the
 /// recording's file may still be there).
 fn temp_file(
     template: *mut c_char,
-    after: usize,
+    after: c_int,
     flags: c_int,
     site: u64,
     draw: impl FnOnce() -> c_int,
 ) -> c_int {
-    let Some(suffix) = name_suffix(template, after) else {
+    let suffix = usize::try_from(after)
+        .ok()
+        .and_then(|after| name_suffix(template, after));
+    let Some(suffix) = suffix else {
         return giving_out(site, draw, number);
     };
     let make = || {
@@ -359,11 +363,9 @@ with_site!(mkostemp64 => mkostemp_impl, "rdx");
 
 extern "C" fn mkstemps_impl(template: *mut c_char, after: c_int, site: u64) -> c_int {
     // SAFETY: forwarding.
-    let draw = || unsafe { real::mkstemps(template, after) };
-    match usize::try_from(after) {
-        Ok(n) => temp_file(template, n, 0, site, draw),
-        Err(_) => draw(),
-    }
+    temp_file(template, after, 0, site, || unsafe {
+        real::mkstemps(template, after)
+    })
 }
 with_site!(mkstemps => mkstemps_impl, "rdx");
 with_site!(mkstemps64 => mkstemps_impl, "rdx");
@@ -375,11 +377,9 @@ extern "C" fn mkostemps_impl(
     site: u64,
 ) -> c_int {
     // SAFETY: forwarding.
-    let draw = || unsafe { real::mkostemps(template, after, flags) };
-    match usize::try_from(after) {
-        Ok(n) => temp_file(template, n, flags, site, draw),
-        Err(_) => draw(),
-    }
+    temp_file(template, after, flags, site, || unsafe {
+        real::mkostemps(template, after, flags)
+    })
 }
 with_site!(mkostemps => mkostemps_impl, "rcx");
 with_site!(mkostemps64 => mkostemps_impl, "rcx");

@@ -247,19 +247,25 @@ pub extern "C" fn recvfrom(
     })
 }
 
-extern "C" fn getrandom_impl(buf: *mut c_void, n: size_t, flags: c_uint, site: u64) -> ssize_t {
+/// `n` random bytes into `buf` from outside the program (`fill` makes the
+/// real call and returns how many it gave, or -1): recorded as input, the
+/// recorded ones at replay.
+fn random_bytes(buf: *mut c_void, n: size_t, site: u64, fill: impl FnOnce() -> ssize_t) -> ssize_t {
     if !mode::active() {
-        // SAFETY: forwarding.
-        return unsafe { real::getrandom(buf, n, flags) };
+        return fill();
     }
-    // SAFETY: forwarding.
     input_call(
         pseudo::RANDOM,
         Buffers::one(buf, n),
         site,
         Source::Outside,
-        || unsafe { real::getrandom(buf, n, flags) },
+        fill,
     )
+}
+
+extern "C" fn getrandom_impl(buf: *mut c_void, n: size_t, flags: c_uint, site: u64) -> ssize_t {
+    // SAFETY: forwarding.
+    random_bytes(buf, n, site, || unsafe { real::getrandom(buf, n, flags) })
 }
 with_site!(getrandom => getrandom_impl, "rcx");
 
@@ -268,19 +274,11 @@ with_site!(getrandom => getrandom_impl, "rcx");
 extern "C" fn getentropy_impl(buf: *mut c_void, n: size_t, site: u64) -> c_int {
     // SAFETY: forwarding.
     let call = || unsafe { real::getentropy(buf, n) };
-    if !mode::active() || n == 0 || n > 256 {
+    if n == 0 || n > 256 {
         // (Nothing read, or EINVAL: the same in every run.)
         return call();
     }
-    let r = input_call(
-        pseudo::RANDOM,
-        Buffers::one(buf, n),
-        site,
-        Source::Outside,
-        || {
-            if call() == 0 { n as ssize_t } else { -1 }
-        },
-    );
+    let r = random_bytes(buf, n, site, || if call() == 0 { n as ssize_t } else { -1 });
     if r < 0 { -1 } else { 0 }
 }
 with_site!(getentropy => getentropy_impl, "rdx");
@@ -288,21 +286,11 @@ with_site!(getentropy => getentropy_impl, "rdx");
 /// `arc4random_buf`: `n` random bytes, generated inside libc (glibc 2.36:
 /// from the kernel's `getrandom`, not seen), recorded as input.
 extern "C" fn arc4random_buf_impl(buf: *mut c_void, n: size_t, site: u64) {
-    // SAFETY: forwarding.
-    let call = || unsafe { real::arc4random_buf(buf, n) };
-    if !mode::active() || n == 0 {
-        return call();
-    }
-    input_call(
-        pseudo::RANDOM,
-        Buffers::one(buf, n),
-        site,
-        Source::Outside,
-        || {
-            call();
-            n as ssize_t
-        },
-    );
+    random_bytes(buf, n, site, || {
+        // SAFETY: forwarding.
+        unsafe { real::arc4random_buf(buf, n) };
+        n as ssize_t
+    });
 }
 with_site!(arc4random_buf => arc4random_buf_impl, "rdx");
 
