@@ -71,13 +71,16 @@ pub(crate) fn set_kernel_tid(id: u32, tid: u32) {
     }
 }
 
-/// Publishes the clock of thread `id`'s last logged event.
-#[inline]
-pub(crate) fn publish_clock(id: u32, clock: u64) {
-    if let Some(h) = HOLDERS.get(id as usize) {
-        h.clock.store(clock, Ordering::Relaxed);
-    }
+/// Where thread `id` publishes the clock of its last logged event (at
+/// every event: the thread keeps this reference rather than its id, which
+/// would cost a bounds check and an index each time). An id past the table
+/// publishes nowhere anyone looks.
+pub(crate) fn clock_slot(id: u32) -> &'static AtomicU64 {
+    HOLDERS.get(id as usize).map_or(&NOWHERE, |h| &h.clock)
 }
+
+/// [`clock_slot`] of a thread without an id yet.
+pub(crate) static NOWHERE: AtomicU64 = AtomicU64::new(0);
 
 /// The clock of thread `id`'s last logged event.
 pub(crate) fn clock_of(id: u32) -> u64 {

@@ -67,6 +67,9 @@ pub(crate) struct RecordThread {
     /// The thread's logical id: it holds stripes under it.
     id: Cell<u32>,
     clock: Cell<u64>,
+    /// Where it publishes `clock` for other threads
+    /// (`handover::clock_slot`).
+    published_clock: Cell<&'static core::sync::atomic::AtomicU64>,
     /// Stripes kept locked until the next hook.
     held: Cell<StripeSet>,
     /// `held` as one number, for the fast path (`hold_access_fast`): its
@@ -104,6 +107,11 @@ pub(crate) struct RecordThread {
     /// PCT or random chaos is on (`record --chaos`): every access under
     /// the quantum is a schedule point ([`Self::chaos_point`]).
     chaos_points: Cell<bool>,
+    /// The quantum while a plain access may try the fast path without
+    /// looking further (quantum on, outside calls, no chaos point), 0
+    /// otherwise: one load instead of four ([`Self::fast_quantum`]). Set
+    /// to 0 before any of those changes ([`Self::refresh_fast`] after).
+    fast_quantum: Cell<u32>,
     /// Stripe + 1 of the last access while that was a read of a
     /// read-shared stripe without its lock (0 otherwise), as published
     /// (`handover::start_reading`).
@@ -145,6 +153,7 @@ impl RecordThread {
         RecordThread {
             id: Cell::new(u32::MAX),
             clock: Cell::new(0),
+            published_clock: Cell::new(&crate::handover::NOWHERE),
             held: Cell::new(StripeSet::EMPTY),
             held_one: Cell::new(HELD_NOTHING),
             held_since: Cell::new(0),
@@ -156,6 +165,7 @@ impl RecordThread {
             busy_tries: Cell::new(0),
             serial: Cell::new(false),
             chaos_points: Cell::new(false),
+            fast_quantum: Cell::new(0),
             polls: Cell::new(0),
             held_share: Cell::new(false),
             reading: Cell::new(0),
@@ -175,8 +185,32 @@ impl RecordThread {
     /// Sets the thread's logical id (at registration).
     pub(crate) fn set_id(&self, id: u32) {
         self.id.set(id);
+        self.published_clock.set(crate::handover::clock_slot(id));
         self.serial.set(crate::chaos::serial());
         self.chaos_points.set(crate::chaos::at_every_access());
+        self.refresh_fast();
+    }
+
+    /// The quantum if a plain access may go straight to the fast path
+    /// (`hold_access_fast`): what [`Self::quantum`] says, with no chaos
+    /// point to make first; 0 otherwise.
+    #[inline(always)]
+    pub(crate) fn fast_quantum(&self) -> u32 {
+        let fast = self.fast_quantum.get();
+        debug_assert!(
+            fast == 0 || (Some(fast) == self.quantum() && !self.chaos_points.get()),
+            "a stale fast-path gate"
+        );
+        fast
+    }
+
+    /// Sets [`Self::fast_quantum`] from the state it sums up.
+    fn refresh_fast(&self) {
+        let fast = match self.quantum() {
+            Some(quantum) if !self.chaos_points.get() => quantum,
+            _ => 0,
+        };
+        self.fast_quantum.set(fast);
     }
 
     /// Chaos under the quantum, at the start of an access (plain, or an
@@ -290,13 +324,16 @@ impl RecordThread {
     /// Only under the `quantum` (not inside calls).
     #[inline(always)]
     pub(crate) fn try_shared_read(&self, stripe: u32, quantum: u32, access: PlainAccess) -> bool {
-        // Inline: every plain read looks; the rest is out of line.
-        StripeSet::is_shared(stripe) && self.shared_read(stripe, quantum, access)
+        // Inline: every plain read looks; the rest is out of line. (The
+        // access by reference: by value, its fields were stored on the
+        // stack before the look, at every read.)
+        StripeSet::is_shared(stripe) && self.shared_read(stripe, quantum, &access)
     }
 
     /// [`Self::try_shared_read`] once the stripe was seen shared.
+    #[cold]
     #[inline(never)]
-    fn shared_read(&self, stripe: u32, quantum: u32, access: PlainAccess) -> bool {
+    fn shared_read(&self, stripe: u32, quantum: u32, access: &PlainAccess) -> bool {
         if self.reading.get() == stripe + 1 {
             let polls = self.shared_polls.get().wrapping_add(1);
             self.shared_polls.set(polls);
@@ -323,7 +360,7 @@ impl RecordThread {
             self.retire_held(now, quantum, None);
         }
         let clock = StripeSet::shared_read_clock(stripe, self.clock.get());
-        self.log_plain_access(clock, access, true);
+        self.log_plain_access(clock, *access, true);
         true
     }
 
@@ -947,7 +984,7 @@ impl RecordThread {
     #[inline(always)]
     fn take_clock(&self, clock: u64) {
         self.clock.set(clock);
-        crate::handover::publish_clock(self.id.get(), clock);
+        (self.published_clock.get()).store(clock, core::sync::atomic::Ordering::Relaxed);
     }
 
     /// The log could not grow: said once per run.
@@ -1024,6 +1061,7 @@ impl RecordThread {
             let mut nested = self.nested.get();
             nested[len] = stripe;
             self.nested.set(nested);
+            self.fast_quantum.set(0);
             self.nested_len.set(len + 1);
         }
     }
@@ -1034,6 +1072,7 @@ impl RecordThread {
         let len = self.nested_len.get();
         if len > 0 && self.nested.get()[len - 1] == stripe {
             self.nested_len.set(len - 1);
+            self.refresh_fast();
         }
     }
 
@@ -1057,6 +1096,7 @@ impl RecordThread {
     /// nest on the stripes the thread keeps (a library's own code between
     /// two of its callbacks into the program: `events::stretch_begin`).
     pub(crate) fn enter_nested(&self) {
+        self.fast_quantum.set(0);
         self.nest_depth.set(self.nest_depth.get() + 1);
         crate::handover::enter_guard(self.id.get());
     }
@@ -1066,6 +1106,7 @@ impl RecordThread {
         crate::handover::leave_guard(self.id.get());
         self.release_nested_held();
         self.nest_depth.set(self.nest_depth.get() - 1);
+        self.refresh_fast();
     }
 
     /// Runs `op`, a blocking call whose event is logged after it, with the

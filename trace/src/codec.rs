@@ -365,19 +365,23 @@ pub fn encode_access(
     let site_predicted = state.predictor.next_site() == site;
     let at = SiteSlot::of(site);
     let addr_delta = zigzag(addr.wrapping_sub(state.predictor.addr(at, site, state.addr)));
+    let site_delta = zigzag(site.wrapping_sub(state.site));
+    let stepped =
+        clock_delta != 1 && may_step && clock_delta == crate::SYNCED_CLOCK_STEP && state.stepped;
+    // Learned before the bytes are written: a byte store may alias anything
+    // as far as the compiler knows, so after them every field of the
+    // predictor it had loaded was loaded again (the recorder's hook).
+    state.advance(clock, addr, at, site);
     let mut pos = 1;
-    let mut stepped = false;
     if clock_delta == 1 {
         tag |= COMPACT_CLOCK_NEXT;
-    } else if may_step && clock_delta == crate::SYNCED_CLOCK_STEP && state.stepped {
-        stepped = true;
-    } else {
+    } else if !stepped {
         pos += varint::write(&mut buf[pos..], clock_delta);
     }
     if site_predicted {
         tag |= COMPACT_SITE_PREDICTED;
     } else {
-        pos += varint::write(&mut buf[pos..], zigzag(site.wrapping_sub(state.site)));
+        pos += varint::write(&mut buf[pos..], site_delta);
     }
     if addr_delta == 0 {
         tag |= COMPACT_ADDR_PREDICTED;
@@ -387,7 +391,6 @@ pub fn encode_access(
     if stepped {
         tag = stepped_tag(tag);
     }
-    state.advance(clock, addr, at, site);
     // Written last: see `encode_entry`.
     buf[0] = tag;
     pos

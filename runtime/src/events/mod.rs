@@ -322,9 +322,43 @@ fn record_access_here(t: &ThreadState, kind: EventKind, addr: u64, size: u64, si
     t.leave();
 }
 
-/// Locks and logs a plain access, the thread marked busy.
+/// Locks and logs a plain access, the thread marked busy: the fast path
+/// inline (a stripe the thread holds from an earlier access, or a
+/// read-shared one), the rest out of line.
 #[inline(always)]
 fn log_plain_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site: u64) {
+    let writes = kind.access() != rr_lite_trace::Access::Read;
+    let quantum = t.record.fast_quantum();
+    if quantum != 0
+        && let Some(stripe) = StripeSet::single_data_stripe(addr, size).map(plain_stripe)
+    {
+        let access = crate::record::PlainAccess {
+            kind,
+            addr,
+            size,
+            site,
+        };
+        if !writes && t.record.try_shared_read(stripe, quantum, access) {
+            return;
+        }
+        // The last read without a lock is done: its mark stays while the
+        // stripe is still read-shared (no fence when the thread reads it
+        // again).
+        t.record.stop_reading_unless_shared();
+        if t.record.hold_access_fast(stripe, quantum, writes) {
+            return t
+                .record
+                .append_on_stripe(stripe, access, PRIVATE_CLOCK_STEP);
+        }
+    }
+    log_plain_access_slowly(t, kind, addr, size, site);
+}
+
+/// [`log_plain_access`] off its fast path: under chaos, inside calls,
+/// without the quantum, or for an access the fast path does not take.
+#[cold]
+#[inline(never)]
+fn log_plain_access_slowly(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site: u64) {
     let writes = kind.access() != rr_lite_trace::Access::Read;
     let access = crate::record::PlainAccess {
         kind,
@@ -345,8 +379,6 @@ fn log_plain_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site
     {
         return;
     }
-    // The last read without a lock is done: its mark stays while the
-    // stripe is still read-shared (no fence when the thread reads it again).
     t.record.stop_reading_unless_shared();
     if let Some((quantum, stripe)) = single
         && t.record.hold_access_fast(stripe, quantum, writes)
