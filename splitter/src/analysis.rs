@@ -176,6 +176,9 @@ impl Analyzer {
             });
         }
         self.sink.clear();
+        // (Events whose call nests others keep pairs the reduction's first
+        // step would drop: see `reduce`.)
+        self.sink.drops_implied = !rr_lite_trace::plan::always_a_point(e.kind);
         let barrier = if BarrierRounds::concerns(e.kind, e.addr) && first == last {
             self.barriers.access(e.kind, e.addr, e.thread)
         } else {

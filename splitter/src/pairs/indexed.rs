@@ -224,32 +224,32 @@ impl IndexedFinder {
             state.written = footprint;
             return;
         }
-        if state.writer != NONE {
-            after_write(
-                state,
-                (event, footprint),
-                DependencyKind::Raw,
-                self.shift,
-                sink,
-            );
-        }
         let new = ReaderSlot {
             index: event.index,
             thread: event.thread,
             count: 1,
         };
-        if state.reader == NONE {
+        // Whether the thread has read the granule since its last write:
+        // collapsing, its slot of the read group stands for this read too,
+        // and the write's pair to this read is implied by the one to its
+        // first (`PairSink::implied_pair_apart`). Nearly every read of data
+        // other threads wrote is such a read: an LU's pivot row, an
+        // n-body's positions, each read once per row or body.
+        let rereads = if state.reader == NONE {
             state.reader = pack(event);
             state.count = 1;
+            false
         } else if state.reader & MANY == 0 {
             let slot = one_slot(state.reader, state.count);
             if self.collapse && slot.thread == event.thread {
                 state.reader = pack(event);
                 state.count = state.count.saturating_add(1);
+                true
             } else {
                 let group = new_group(&mut self.groups, &mut self.free);
                 self.groups[group as usize].extend([slot, new]);
                 state.reader = MANY | u64::from(group);
+                false
             }
         } else {
             let slots = &mut self.groups[(state.reader & !MANY) as usize];
@@ -262,8 +262,28 @@ impl IndexedFinder {
                 Some(slot) => {
                     slot.index = event.index;
                     slot.count = slot.count.saturating_add(1);
+                    true
                 }
-                None => slots.push(new),
+                None => {
+                    slots.push(new);
+                    false
+                }
+            }
+        };
+        if state.writer != NONE {
+            if rereads && sink.may_leave_implied() {
+                let written = state.written;
+                sink.implied_pair_apart(unpack(state.writer), event, DependencyKind::Raw, || {
+                    written.disjoint(footprint, self.shift)
+                });
+            } else {
+                after_write(
+                    state,
+                    (event, footprint),
+                    DependencyKind::Raw,
+                    self.shift,
+                    sink,
+                );
             }
         }
     }

@@ -126,6 +126,11 @@ pub struct PairSink {
     /// ... and those of them within one thread.
     pub collapsed_war_same_thread: u64,
     keep_same_thread: bool,
+    /// The current event's pairs go through the vector-clock reduction
+    /// with its first step (its call nests no events before it: see
+    /// `reduce`), so a collapsing finder may count, without handing it
+    /// over, a pair that step drops for sure ([`Self::implied_pair_apart`]).
+    pub(crate) drops_implied: bool,
 }
 
 impl PairSink {
@@ -205,6 +210,40 @@ impl PairSink {
         if self.pairs.last() != Some(&pair) {
             self.pairs.push(pair);
         }
+    }
+
+    /// A pair found that program order and the pairs handed over before
+    /// imply for sure: counted as [`Self::pair_apart`] counts it, not
+    /// handed over. The collapsing finder's RAW pair to a thread's read of
+    /// a granule it has read since the write: its first such read got the
+    /// pair, and after it the reduction knows the reader follows the write
+    /// (`reduce`, soundness), so its first step would drop this one.
+    /// Only while [`Self::drops_implied`] and the sink hands over no pairs
+    /// within one thread (those gathered for a barrier's late departures
+    /// are copied, not reduced).
+    #[inline(always)]
+    pub(crate) fn implied_pair_apart(
+        &mut self,
+        from: EventRef,
+        to: EventRef,
+        kind: DependencyKind,
+        apart: impl FnOnce() -> bool,
+    ) {
+        debug_assert!(self.may_leave_implied());
+        self.found.add(kind, 1);
+        if from.thread != to.thread {
+            self.cross_thread.add(kind, 1);
+            if apart() {
+                self.disjoint_bytes += 1;
+            }
+        }
+    }
+
+    /// Whether implied pairs may be counted only
+    /// ([`Self::implied_pair_apart`]).
+    #[inline(always)]
+    pub(crate) fn may_leave_implied(&self) -> bool {
+        self.drops_implied && !self.keep_same_thread
     }
 
     /// Every count, the collapsed reads' pairs included.
