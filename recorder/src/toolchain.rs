@@ -131,6 +131,15 @@ const CLANG_READS_BEFORE_WRITES: [&str; 2] = ["-mllvm", "-tsan-instrument-read-b
 /// interposed call instead), and on call-heavy code they are a tenth of the
 /// instructions run (SCTBench's qsort_mt: 48.5 M to 43.3 M under callgrind).
 const GCC_NO_FUNCTION_HOOKS: &str = "--param=tsan-instrument-func-entry-exit=0";
+/// gcc expands an OpenMP atomic update that is not one fetch-and-op (`x +=
+/// y` on a double, `x *= y`, a capture) into a compare-and-swap loop after
+/// its thread sanitizer has run: an inline `lock cmpxchg` that nothing
+/// records, so threads' updates replayed in another order (a floating-point
+/// sum came out different, and silently). Not inlined, the
+/// compare-and-swap is a call to libatomic's `__atomic_compare_exchange_N`,
+/// which the runtime defines as an atomic event. (Only that expansion
+/// changes: the sanitizer turns every other atomic into its own hook first.)
+const GCC_NO_INLINE_ATOMICS: &str = "-fno-inline-atomics";
 const CLANG_NO_FUNCTION_HOOKS: [&str; 2] = ["-mllvm", "-tsan-instrument-func-entry-exit=false"];
 
 /// The flags rr-lite adds to a compiler invocation. Without an input file
@@ -144,7 +153,7 @@ pub fn added_flags(args: &[OsString], clang: bool, runtime_dir: &std::path::Path
         flags.extend(CLANG_READS_BEFORE_WRITES.map(OsString::from));
         flags.extend(CLANG_NO_FUNCTION_HOOKS.map(OsString::from));
     } else if compiles_source(args) {
-        flags.push(GCC_NO_FUNCTION_HOOKS.into());
+        flags.extend([GCC_NO_FUNCTION_HOOKS, GCC_NO_INLINE_ATOMICS].map(OsString::from));
     }
     if !is_compile_only(args) && has_input(args) {
         let mut lib_dir = OsString::from("-L");
@@ -209,7 +218,8 @@ mod tests {
             f,
             args(&[
                 "-fsanitize=thread",
-                "--param=tsan-instrument-func-entry-exit=0"
+                "--param=tsan-instrument-func-entry-exit=0",
+                "-fno-inline-atomics"
             ])
         );
         let f = added_flags(&args(&["x.o", "-o", "x"]), false, dir);

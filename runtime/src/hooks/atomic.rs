@@ -22,7 +22,7 @@ fn store_order(mo: i32) -> core::sync::atomic::Ordering {
 }
 
 macro_rules! atomic_width {
-    ($bits:literal, $t:ty, $atomic:ident, [$($op:ident => $method:ident),*]) => { paste::paste! {
+    ($bits:literal, $bytes:literal, $t:ty, $atomic:ident, [$($op:ident => $method:ident),*]) => { paste::paste! {
         extern "C" fn [<load $bits>](a: *mut $t, _mo: i32, site: u64) -> $t {
             // SAFETY: the compiler passes the address of a live, aligned
             // atomic object of this width.
@@ -66,6 +66,14 @@ macro_rules! atomic_width {
         }
         with_site!([<__tsan_atomic $bits _compare_exchange_strong>] => [<cas $bits>], "r9");
         with_site!([<__tsan_atomic $bits _compare_exchange_weak>] => [<cas $bits>], "r9");
+        // libatomic's compare-and-swap (`mptr, eptr, newval, smodel,
+        // fmodel`: the same five arguments, a bool for the int): gcc's
+        // OpenMP atomics that are not one fetch-and-op (`x += y` on a
+        // double or a float, `x *= y`, captures) expand into a
+        // compare-and-swap loop the thread sanitizer leaves uninstrumented,
+        // a `lock cmpxchg` nothing recorded; `rr-lite cc` compiles with
+        // `-fno-inline-atomics`, which turns it into this call.
+        with_site!([<__atomic_compare_exchange_ $bytes>] => [<cas $bits>], "r9");
 
         extern "C" fn [<cas_val $bits>](a: *mut $t, want: $t, v: $t, _mo: i32, _fmo: i32, site: u64) -> $t {
             // SAFETY: as for load.
@@ -78,13 +86,13 @@ macro_rules! atomic_width {
     }};
 }
 
-atomic_width!(8, i8, AtomicI8, [exchange => swap, fetch_add => fetch_add, fetch_sub => fetch_sub,
+atomic_width!(8, 1, i8, AtomicI8, [exchange => swap, fetch_add => fetch_add, fetch_sub => fetch_sub,
     fetch_and => fetch_and, fetch_or => fetch_or, fetch_xor => fetch_xor, fetch_nand => fetch_nand]);
-atomic_width!(16, i16, AtomicI16, [exchange => swap, fetch_add => fetch_add, fetch_sub => fetch_sub,
+atomic_width!(16, 2, i16, AtomicI16, [exchange => swap, fetch_add => fetch_add, fetch_sub => fetch_sub,
     fetch_and => fetch_and, fetch_or => fetch_or, fetch_xor => fetch_xor, fetch_nand => fetch_nand]);
-atomic_width!(32, i32, AtomicI32, [exchange => swap, fetch_add => fetch_add, fetch_sub => fetch_sub,
+atomic_width!(32, 4, i32, AtomicI32, [exchange => swap, fetch_add => fetch_add, fetch_sub => fetch_sub,
     fetch_and => fetch_and, fetch_or => fetch_or, fetch_xor => fetch_xor, fetch_nand => fetch_nand]);
-atomic_width!(64, i64, AtomicI64, [exchange => swap, fetch_add => fetch_add, fetch_sub => fetch_sub,
+atomic_width!(64, 8, i64, AtomicI64, [exchange => swap, fetch_add => fetch_add, fetch_sub => fetch_sub,
     fetch_and => fetch_and, fetch_or => fetch_or, fetch_xor => fetch_xor, fetch_nand => fetch_nand]);
 
 /// Spin locks serialising 128-bit atomics, by address.
