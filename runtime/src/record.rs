@@ -325,15 +325,35 @@ impl RecordThread {
     #[inline(always)]
     pub(crate) fn try_shared_read(&self, stripe: u32, quantum: u32, access: PlainAccess) -> bool {
         // Inline: every plain read looks; the rest is out of line. (The
-        // access by reference: by value, its fields were stored on the
-        // stack before the look, at every read.)
-        StripeSet::is_shared(stripe) && self.shared_read(stripe, quantum, &access)
+        // access's fields as arguments: a `PlainAccess` by value or by
+        // reference was stored on the stack before the look, at every read.)
+        let PlainAccess {
+            kind,
+            addr,
+            size,
+            site,
+        } = access;
+        StripeSet::is_shared(stripe) && self.shared_read(stripe, quantum, kind, addr, size, site)
     }
 
     /// [`Self::try_shared_read`] once the stripe was seen shared.
     #[cold]
     #[inline(never)]
-    fn shared_read(&self, stripe: u32, quantum: u32, access: &PlainAccess) -> bool {
+    fn shared_read(
+        &self,
+        stripe: u32,
+        quantum: u32,
+        kind: EventKind,
+        addr: u64,
+        size: u64,
+        site: u64,
+    ) -> bool {
+        let access = PlainAccess {
+            kind,
+            addr,
+            size,
+            site,
+        };
         if self.reading.get() == stripe + 1 {
             let polls = self.shared_polls.get().wrapping_add(1);
             self.shared_polls.set(polls);
@@ -360,7 +380,7 @@ impl RecordThread {
             self.retire_held(now, quantum, None);
         }
         let clock = StripeSet::shared_read_clock(stripe, self.clock.get());
-        self.log_plain_access(clock, *access, true);
+        self.log_plain_access(clock, access, true);
         true
     }
 

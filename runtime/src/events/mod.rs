@@ -26,7 +26,7 @@ use rr_lite_trace::{EventKind, PRIVATE_CLOCK_STEP, SYNCED_CLOCK_STEP};
 pub(crate) use outputs::drain_outputs;
 
 use crate::mode::{self, Mode};
-use crate::record::Acquired;
+use crate::record::{Acquired, PlainAccess};
 use crate::replay::{self, DivergenceDetail};
 use crate::stripes::{StripeSet, plain_stripe};
 use crate::thread::ThreadState;
@@ -332,7 +332,7 @@ fn log_plain_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site
     if quantum != 0
         && let Some(stripe) = StripeSet::single_data_stripe(addr, size).map(plain_stripe)
     {
-        let access = crate::record::PlainAccess {
+        let access = PlainAccess {
             kind,
             addr,
             size,
@@ -350,17 +350,19 @@ fn log_plain_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site
                 .record
                 .append_on_stripe(stripe, access, PRIVATE_CLOCK_STEP);
         }
+        // (The fast path tried already: straight to the general one.)
+        return log_plain_access_generally(t, kind, addr, size, site);
     }
     log_plain_access_slowly(t, kind, addr, size, site);
 }
 
-/// [`log_plain_access`] off its fast path: under chaos, inside calls,
-/// without the quantum, or for an access the fast path does not take.
+/// [`log_plain_access`] off its gate: under chaos, inside calls, without
+/// the quantum, or for an access on several stripes.
 #[cold]
 #[inline(never)]
 fn log_plain_access_slowly(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site: u64) {
     let writes = kind.access() != rr_lite_trace::Access::Read;
-    let access = crate::record::PlainAccess {
+    let access = PlainAccess {
         kind,
         addr,
         size,
@@ -387,6 +389,17 @@ fn log_plain_access_slowly(t: &ThreadState, kind: EventKind, addr: u64, size: u6
             .record
             .append_on_stripe(stripe, access, PRIVATE_CLOCK_STEP);
     }
+    log_plain_access_generally(t, kind, addr, size, site);
+}
+
+/// The general path of a plain access, the fast path having said no (or
+/// not applying): the last lock-free read is over, the access's stripes
+/// are locked and the access logged on them. (The access's fields as
+/// arguments: a `PlainAccess` passed by value was stored on the stack at
+/// every access, before the fast path's look.)
+#[inline(never)]
+fn log_plain_access_generally(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site: u64) {
+    let writes = kind.access() != rr_lite_trace::Access::Read;
     // (Cleared before anything that may wait: see `stop_reading`.)
     t.record.stop_reading();
     let set = t
@@ -396,7 +409,15 @@ fn log_plain_access_slowly(t: &ThreadState, kind: EventKind, addr: u64, size: u6
         // The fast path's clock and compact append (the same bytes as the
         // general append, which builds an entry and looks at its kind
         // again: 200 instructions more, on a tenth of a loop's accesses).
-        Some(stripe) => t.record.append_on_stripe(stripe, access, SYNCED_CLOCK_STEP),
+        Some(stripe) => {
+            let access = PlainAccess {
+                kind,
+                addr,
+                size,
+                site,
+            };
+            t.record.append_on_stripe(stripe, access, SYNCED_CLOCK_STEP);
+        }
         None => t.record.append_on(set, kind, addr, size, site, 0),
     }
 }
