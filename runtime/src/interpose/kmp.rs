@@ -86,6 +86,7 @@ omp_functions! {
     fn __kmpc_taskloop(loc: Ident, gtid: i32, task: *mut c_void, if_val: c_int, lb: *mut u64, ub: *mut u64, st: i64, nogroup: c_int, sched: c_int, grainsize: u64, task_dup: *mut c_void) -> ();
     fn __kmpc_taskloop_5(loc: Ident, gtid: i32, task: *mut c_void, if_val: c_int, lb: *mut u64, ub: *mut u64, st: i64, nogroup: c_int, sched: c_int, grainsize: u64, modifier: c_int, task_dup: *mut c_void) -> ();
     fn kmp_set_defaults(settings: *const core::ffi::c_char) -> ();
+    fn __kmpc_global_thread_num(loc: Ident) -> i32;
 }
 
 /// libomp's settings in both modes (its environment syntax, `|` between
@@ -117,6 +118,19 @@ fn prepare() {
     // SAFETY: a NUL-terminated settings string in libomp's environment
     // syntax; libomp initialises itself first if it has not.
     unsafe { real::kmp_set_defaults(LIBOMP_SETTINGS.as_ptr()) };
+    // libomp's parallel initialisation (affinity masks, structures copied
+    // onto its stack) happens in the first fork, barrier or loop: here, at
+    // the same depth in both modes, rather than inside a real call the
+    // modes reach through frames of other sizes (a barrier before the
+    // first parallel region: the stack addresses it logged moved by 0x60
+    // at replay, a divergence).
+    // SAFETY: libomp's entry points, called from the thread making its
+    // first `__kmpc_*` call, outside any parallel region (every region
+    // starts with an interposed fork); a null location is accepted.
+    unsafe {
+        let gtid = real::__kmpc_global_thread_num(core::ptr::null_mut());
+        real::__kmpc_barrier(core::ptr::null_mut(), gtid);
+    }
 }
 
 /// Finds libomp's code from the address of one of its functions.
