@@ -1314,6 +1314,18 @@ fn a_bad_free_aborts_as_natively_and_replays() {
     }
 }
 
+/// A program that reads `rax` after an instrumented function whose last
+/// act was a hook (a double returned to a caller expecting an int, as NPB
+/// IS does by calling `timer_read` undeclared) prints the same at record
+/// and replay: the access hooks leave one value in `rax` in every mode.
+#[test]
+fn a_value_left_in_rax_by_a_hook_replays() {
+    let exe = build("replay_stale_rax");
+    let rec = record_within(&exe, &[], LIMIT);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    replay_all_modes(&rec);
+}
+
 /// A private copy of `exe` (the recording's program path), so that the
 /// test can overwrite it.
 fn private_copy(exe: &Path, dir: &Path) -> PathBuf {

@@ -49,7 +49,7 @@ pub(crate) fn with_tracked<R>(f: impl FnOnce(&ThreadState, Mode) -> R) -> Option
     }
     let state = crate::fast_tls::current();
     if state.is_null() {
-        untracked_thread(mode);
+        let _ = untracked_thread(mode);
         return None;
     }
     // SAFETY: the slot holds this thread's own ThreadState (set at
@@ -65,13 +65,14 @@ pub(crate) fn with_tracked<R>(f: impl FnOnce(&ThreadState, Mode) -> R) -> Option
 /// silently would make a replay that looks right but is not: record marks
 /// the trace (the recorder then refuses to call it replayable), replay
 /// reports a divergence.
+/// Returns [`LEFT_IN_RAX`], for the access hooks.
 #[cold]
 #[inline(never)]
-fn untracked_thread(mode: Mode) {
+fn untracked_thread(mode: Mode) -> u64 {
     use core::sync::atomic::{AtomicBool, Ordering};
     static NOTED: AtomicBool = AtomicBool::new(false);
     if NOTED.swap(true, Ordering::AcqRel) {
-        return;
+        return LEFT_IN_RAX;
     }
     if mode == Mode::Replay {
         replay::diverge_untracked();
@@ -84,6 +85,7 @@ fn untracked_thread(mode: Mode) {
         b"a thread that rr-lite did not start (not through pthread_create or thrd_create) \
           ran instrumented code: its accesses are not in the trace",
     ]);
+    LEFT_IN_RAX
 }
 
 /// Runs `f` on the calling thread's state, known to be tracked (a
@@ -254,14 +256,23 @@ fn in_real_call_as<R>(t: &ThreadState, status: ThreadStatus, op: impl FnOnce() -
     r
 }
 
+/// What every access hook leaves in `rax` for its caller, which declared
+/// it `void`: the same in every mode. A program that reads `rax` after a
+/// call of an instrumented function whose last act was a hook (NPB IS
+/// calls its `double timer_read()` undeclared, taking an `int`) then reads
+/// the same at record and at replay, whose hooks return from other code
+/// (it printed another time at every replay). Every path returns it, so
+/// that the hooks still tail-call the record half.
+pub(crate) const LEFT_IN_RAX: u64 = 0;
+
 /// A compiler-instrumented access: logged at the hook; the access runs
 /// after the hook returns, so record keeps the stripes (replay: the
-/// publication) until the thread's next hook.
+/// publication) until the thread's next hook. Returns [`LEFT_IN_RAX`].
 #[inline]
-pub(crate) fn log_before_access(kind: EventKind, addr: u64, size: u64, site: u64) {
+pub(crate) fn log_before_access(kind: EventKind, addr: u64, size: u64, site: u64) -> u64 {
     at_access(kind, addr, site, |t| {
         record_access(t, kind, addr, size, site)
-    });
+    })
 }
 
 /// [`log_before_access`] for a hook whose kind and size are constants (the
@@ -269,24 +280,43 @@ pub(crate) fn log_before_access(kind: EventKind, addr: u64, size: u64, site: u64
 /// compiled once per hook with both folded in, so the compact tag, the
 /// single-stripe test and whether it writes cost nothing at run time.
 #[inline(always)]
-pub(crate) fn log_sized_access<const KIND: u8, const SIZE: u64>(addr: u64, site: u64) {
+pub(crate) fn log_sized_access<const KIND: u8, const SIZE: u64>(addr: u64, site: u64) -> u64 {
     at_access(kind_of(KIND), addr, site, |t| {
-        record_sized_access::<KIND, SIZE>(t, addr, site);
-    });
+        record_sized_access::<KIND, SIZE>(t, addr, site)
+    })
 }
 
 /// What every access hook does: replay counts the access inline; record
-/// calls `record`, one out-of-line call.
+/// calls `record`, one out-of-line call. Returns [`LEFT_IN_RAX`].
 #[inline(always)]
-fn at_access(kind: EventKind, addr: u64, site: u64, record: impl FnOnce(&ThreadState)) {
-    with_tracked(|t, mode| {
-        if mode == Mode::Replay {
-            // Nothing below calls an interposed function (waits are raw
-            // futex calls), so the thread need not be marked busy.
-            return replay::count_access(&t.replay, kind, addr, site);
-        }
-        record(t);
-    });
+fn at_access(
+    kind: EventKind,
+    addr: u64,
+    site: u64,
+    record: impl FnOnce(&ThreadState) -> u64,
+) -> u64 {
+    // (`with_tracked` spelled out: its call of `untracked_thread` before
+    // returning made every hook save a register for it.)
+    let mode = mode::current();
+    if mode == Mode::Inert {
+        return LEFT_IN_RAX;
+    }
+    let state = crate::fast_tls::current();
+    if state.is_null() {
+        return untracked_thread(mode);
+    }
+    // SAFETY: as in `with_tracked`.
+    let t = unsafe { &*state };
+    if !t.is_tracked() {
+        return LEFT_IN_RAX;
+    }
+    if mode == Mode::Replay {
+        // Nothing below calls an interposed function (waits are raw futex
+        // calls), so the thread need not be marked busy.
+        replay::count_access(&t.replay, kind, addr, site);
+        return LEFT_IN_RAX;
+    }
+    record(t)
 }
 
 /// The `EventKind` of a hook's constant code (folded where it is inlined).
@@ -300,8 +330,13 @@ fn kind_of(code: u8) -> EventKind {
 /// The record half of [`log_sized_access`], out of line (as
 /// [`record_access`]), once per kind and size.
 #[inline(never)]
-fn record_sized_access<const KIND: u8, const SIZE: u64>(t: &ThreadState, addr: u64, site: u64) {
+fn record_sized_access<const KIND: u8, const SIZE: u64>(
+    t: &ThreadState,
+    addr: u64,
+    site: u64,
+) -> u64 {
     record_access_here(t, kind_of(KIND), addr, SIZE, site);
+    LEFT_IN_RAX
 }
 
 /// The record half of [`log_before_access`], out of line: the replay half,
@@ -309,8 +344,9 @@ fn record_sized_access<const KIND: u8, const SIZE: u64>(t: &ThreadState, addr: u
 /// neither was, and a replayed event paid a call and its arguments' trip
 /// through memory).
 #[inline(never)]
-fn record_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site: u64) {
+fn record_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site: u64) -> u64 {
     record_access_here(t, kind, addr, size, site);
+    LEFT_IN_RAX
 }
 
 /// What [`record_access`] and [`record_sized_access`] do, inlined into

@@ -8,8 +8,8 @@ use crate::site::with_site;
 
 macro_rules! access_hooks {
     ($($kind:ident $size:literal: $imp:ident => $($name:ident),+;)*) => {$(
-        extern "C" fn $imp(addr: u64, site: u64) {
-            events::log_sized_access::<{ EventKind::$kind as u8 }, $size>(addr, site);
+        extern "C" fn $imp(addr: u64, site: u64) -> u64 {
+            events::log_sized_access::<{ EventKind::$kind as u8 }, $size>(addr, site)
         }
         $( with_site!($name => $imp, "rsi"); )+
     )*};
@@ -36,8 +36,8 @@ access_hooks! {
 /// otherwise.
 macro_rules! compound_hooks {
     ($($size:literal: $imp:ident => $($name:ident),+;)*) => {$(
-        extern "C" fn $imp(addr: u64, site: u64) {
-            events::log_sized_access::<{ EventKind::Rmw as u8 }, $size>(addr, site);
+        extern "C" fn $imp(addr: u64, site: u64) -> u64 {
+            events::log_sized_access::<{ EventKind::Rmw as u8 }, $size>(addr, site)
         }
         $( with_site!($name => $imp, "rsi"); )+
     )*};
@@ -54,8 +54,8 @@ compound_hooks! {
 macro_rules! access_pc_hooks {
     ($($kind:ident $size:literal: $name:ident;)*) => {$(
         #[unsafe(no_mangle)]
-        pub extern "C" fn $name(addr: u64, pc: u64) {
-            events::log_sized_access::<{ EventKind::$kind as u8 }, $size>(addr, pc);
+        pub extern "C" fn $name(addr: u64, pc: u64) -> u64 {
+            events::log_sized_access::<{ EventKind::$kind as u8 }, $size>(addr, pc)
         }
     )*};
 }
@@ -67,37 +67,39 @@ access_pc_hooks! {
     Write 8: __tsan_write8_pc; Write 16: __tsan_write16_pc;
 }
 
-extern "C" fn read_range(addr: u64, size: u64, site: u64) {
-    if size != 0 {
-        events::log_before_access(EventKind::ReadRange, addr, size, site);
+extern "C" fn read_range(addr: u64, size: u64, site: u64) -> u64 {
+    if size == 0 {
+        return events::LEFT_IN_RAX;
     }
+    events::log_before_access(EventKind::ReadRange, addr, size, site)
 }
 
-extern "C" fn write_range(addr: u64, size: u64, site: u64) {
-    if size != 0 {
-        events::log_before_access(EventKind::WriteRange, addr, size, site);
+extern "C" fn write_range(addr: u64, size: u64, site: u64) -> u64 {
+    if size == 0 {
+        return events::LEFT_IN_RAX;
     }
+    events::log_before_access(EventKind::WriteRange, addr, size, site)
 }
 
 with_site!(__tsan_read_range => read_range, "rdx");
 with_site!(__tsan_write_range => write_range, "rdx");
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __tsan_read_range_pc(addr: u64, size: u64, pc: u64) {
-    read_range(addr, size, pc);
+pub extern "C" fn __tsan_read_range_pc(addr: u64, size: u64, pc: u64) -> u64 {
+    read_range(addr, size, pc)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __tsan_write_range_pc(addr: u64, size: u64, pc: u64) {
-    write_range(addr, size, pc);
+pub extern "C" fn __tsan_write_range_pc(addr: u64, size: u64, pc: u64) -> u64 {
+    write_range(addr, size, pc)
 }
 
-extern "C" fn vptr_update(addr: u64, _new: u64, site: u64) {
-    events::log_sized_access::<{ EventKind::Write as u8 }, 8>(addr, site);
+extern "C" fn vptr_update(addr: u64, _new: u64, site: u64) -> u64 {
+    events::log_sized_access::<{ EventKind::Write as u8 }, 8>(addr, site)
 }
 
-extern "C" fn vptr_read(addr: u64, site: u64) {
-    events::log_sized_access::<{ EventKind::Read as u8 }, 8>(addr, site);
+extern "C" fn vptr_read(addr: u64, site: u64) -> u64 {
+    events::log_sized_access::<{ EventKind::Read as u8 }, 8>(addr, site)
 }
 
 with_site!(__tsan_vptr_update => vptr_update, "rdx");
