@@ -1271,9 +1271,14 @@ fn racy_crash_replays_to_the_same_signal() {
 
 #[test]
 fn segv_replays_to_status_139() {
-    let exe = build("replay_crash");
+    records_with_status_and_replays("replay_crash", 139);
+}
+
+/// `name` recorded once, ending with `status`, and replayed in every mode.
+fn records_with_status_and_replays(name: &str, status: i32) {
+    let exe = build(name);
     let rec = record_within(&exe, &[], LIMIT);
-    assert_eq!(rec.status, 139, "{}", rec.describe());
+    assert_eq!(rec.status, status, "{}", rec.describe());
     replay_all_modes(&rec);
 }
 
@@ -1320,10 +1325,7 @@ fn a_bad_free_aborts_as_natively_and_replays() {
 /// and replay: the access hooks leave one value in `rax` in every mode.
 #[test]
 fn a_value_left_in_rax_by_a_hook_replays() {
-    let exe = build("replay_stale_rax");
-    let rec = record_within(&exe, &[], LIMIT);
-    assert_eq!(rec.status, 0, "{}", rec.describe());
-    replay_all_modes(&rec);
+    records_with_status_and_replays("replay_stale_rax", 0);
 }
 
 /// A private copy of `exe` (the recording's program path), so that the
