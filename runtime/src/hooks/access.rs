@@ -1,5 +1,7 @@
 //! Plain memory accesses: `__tsan_{read,write}{1,2,4,8,16}` and their
-//! unaligned, volatile and `_pc` forms, and the range hooks.
+//! unaligned, volatile and `_pc` forms, and the range hooks. Each returns
+//! [`events::LEFT_IN_RAX`], which its caller (declaring it `void`) ignores:
+//! the value `rax` holds after a hook is then the same in every mode.
 
 use rr_lite_trace::EventKind;
 
