@@ -380,6 +380,37 @@ mod tests {
         assert_eq!(sink.pairs.len(), 3, "{:?}", sink.pairs);
     }
 
+    /// A thread's reread of a granule it read since the last write gets
+    /// the write's RAW pair counted, not handed over, where the event's
+    /// pairs go through the reduction's first step; for an event whose
+    /// call nests others, and a sink gathering pairs within one thread too
+    /// (a barrier's release), it is handed over.
+    #[test]
+    fn a_reread_pair_is_counted_and_left_to_program_order() {
+        let event = |thread, index| EventRef { thread, index };
+        let at = (0x100, 8);
+        let mut finder = IndexedFinder::collapsing();
+        let mut sink = PairSink {
+            drops_implied: true,
+            ..PairSink::default()
+        };
+        finder.access(1, event(0, 0), true, at, &mut sink);
+        finder.access(1, event(1, 0), false, at, &mut sink);
+        assert_eq!(sink.pairs.len(), 1, "the first read gets its pair");
+        sink.clear();
+        finder.access(1, event(1, 1), false, at, &mut sink);
+        assert!(sink.pairs.is_empty(), "{:?}", sink.pairs);
+        assert_eq!((sink.found.raw, sink.cross_thread.raw), (2, 2));
+        sink.drops_implied = false;
+        finder.access(1, event(1, 2), false, at, &mut sink);
+        assert_eq!(sink.pairs.len(), 1, "a call that nests events keeps it");
+        sink.clear();
+        sink.drops_implied = true;
+        let gathered = sink.gathering(|sink| finder.access(1, event(1, 3), false, at, sink));
+        assert_eq!(gathered.len(), 1, "gathered pairs are copied, not reduced");
+        assert_eq!((sink.found.raw, sink.cross_thread.raw), (4, 4));
+    }
+
     #[test]
     fn state_stays_small() {
         // SPEC: <= 200 bytes per distinct granule, table overhead included:
