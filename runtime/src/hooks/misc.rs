@@ -32,12 +32,13 @@ pub extern "C" fn __tsan_func_exit() -> u64 {
 
 /// `__tsan_acquire`/`__tsan_release` annotate a happens-before edge through
 /// an address; modelled as a read and a write of it, which orders them.
-extern "C" fn acquire(addr: u64, site: u64) {
-    events::log_sized_access::<{ EventKind::Read as u8 }, 1>(addr, site);
+/// (They return what the access hooks return: `events::LEFT_IN_RAX`.)
+extern "C" fn acquire(addr: u64, site: u64) -> u64 {
+    events::log_sized_access::<{ EventKind::Read as u8 }, 1>(addr, site)
 }
 
-extern "C" fn release(addr: u64, site: u64) {
-    events::log_sized_access::<{ EventKind::Write as u8 }, 1>(addr, site);
+extern "C" fn release(addr: u64, site: u64) -> u64 {
+    events::log_sized_access::<{ EventKind::Write as u8 }, 1>(addr, site)
 }
 
 with_site!(__tsan_acquire => acquire, "rsi");
@@ -79,13 +80,21 @@ pub extern "C" fn __tsan_mutex_pre_unlock(_a: *mut c_void, _f: u32) -> i32 {
 
 /// External (library-defined) objects: a read or write of the object.
 #[unsafe(no_mangle)]
-pub extern "C" fn __tsan_external_read(addr: *mut c_void, pc: *mut c_void, _tag: *mut c_void) {
-    events::log_sized_access::<{ EventKind::Read as u8 }, 1>(addr as u64, pc as u64);
+pub extern "C" fn __tsan_external_read(
+    addr: *mut c_void,
+    pc: *mut c_void,
+    _tag: *mut c_void,
+) -> u64 {
+    events::log_sized_access::<{ EventKind::Read as u8 }, 1>(addr as u64, pc as u64)
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn __tsan_external_write(addr: *mut c_void, pc: *mut c_void, _tag: *mut c_void) {
-    events::log_sized_access::<{ EventKind::Write as u8 }, 1>(addr as u64, pc as u64);
+pub extern "C" fn __tsan_external_write(
+    addr: *mut c_void,
+    pc: *mut c_void,
+    _tag: *mut c_void,
+) -> u64 {
+    events::log_sized_access::<{ EventKind::Write as u8 }, 1>(addr as u64, pc as u64)
 }
 
 #[unsafe(no_mangle)]
