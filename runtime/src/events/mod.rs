@@ -363,7 +363,6 @@ fn record_access_here(t: &ThreadState, kind: EventKind, addr: u64, size: u64, si
 /// read-shared one), the rest out of line.
 #[inline(always)]
 fn log_plain_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site: u64) {
-    let writes = kind.access() != rr_lite_trace::Access::Read;
     let quantum = t.record.fast_quantum();
     if quantum != 0
         && let Some(stripe) = StripeSet::single_data_stripe(addr, size).map(plain_stripe)
@@ -374,22 +373,40 @@ fn log_plain_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site
             size,
             site,
         };
-        if !writes && t.record.try_shared_read(stripe, quantum, access) {
-            return;
+        if !logged_on_the_fast_path(t, access, stripe, quantum) {
+            // (The fast path tried already: straight to the general one.)
+            log_plain_access_generally(t, kind, addr, size, site);
         }
-        // The last read without a lock is done: its mark stays while the
-        // stripe is still read-shared (no fence when the thread reads it
-        // again).
-        t.record.stop_reading_unless_shared();
-        if t.record.hold_access_fast(stripe, quantum, writes) {
-            return t
-                .record
-                .append_on_stripe(stripe, access, PRIVATE_CLOCK_STEP);
-        }
-        // (The fast path tried already: straight to the general one.)
-        return log_plain_access_generally(t, kind, addr, size, site);
+        return;
     }
     log_plain_access_slowly(t, kind, addr, size, site);
+}
+
+/// The fast path of a plain access on one `stripe` under `quantum`: a
+/// read of a read-shared stripe without its lock, or the stripe the
+/// thread holds from an earlier access. False (nothing logged, the last
+/// lock-free read over) if neither applies.
+#[inline(always)]
+fn logged_on_the_fast_path(
+    t: &ThreadState,
+    access: PlainAccess,
+    stripe: u32,
+    quantum: u32,
+) -> bool {
+    let writes = access.kind.access() != rr_lite_trace::Access::Read;
+    if !writes && t.record.try_shared_read(stripe, quantum, access) {
+        return true;
+    }
+    // The last read without a lock is done: its mark stays while the
+    // stripe is still read-shared (no fence when the thread reads it
+    // again).
+    t.record.stop_reading_unless_shared();
+    if !t.record.hold_access_fast(stripe, quantum, writes) {
+        return false;
+    }
+    t.record
+        .append_on_stripe(stripe, access, PRIVATE_CLOCK_STEP);
+    true
 }
 
 /// [`log_plain_access`] off its gate: under chaos, inside calls, without
@@ -397,7 +414,6 @@ fn log_plain_access(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site
 #[cold]
 #[inline(never)]
 fn log_plain_access_slowly(t: &ThreadState, kind: EventKind, addr: u64, size: u64, site: u64) {
-    let writes = kind.access() != rr_lite_trace::Access::Read;
     let access = PlainAccess {
         kind,
         addr,
@@ -410,20 +426,13 @@ fn log_plain_access_slowly(t: &ThreadState, kind: EventKind, addr: u64, size: u6
         t.record.chaos_point();
     }
     // (Its region's stripe while the region is whole: `crate::stripes`.)
-    let single = quantum.zip(StripeSet::single_data_stripe(addr, size).map(plain_stripe));
-    if let Some((quantum, stripe)) = single
-        && !writes
-        && t.record.try_shared_read(stripe, quantum, access)
-    {
-        return;
-    }
-    t.record.stop_reading_unless_shared();
-    if let Some((quantum, stripe)) = single
-        && t.record.hold_access_fast(stripe, quantum, writes)
-    {
-        return t
-            .record
-            .append_on_stripe(stripe, access, PRIVATE_CLOCK_STEP);
+    match quantum.zip(StripeSet::single_data_stripe(addr, size).map(plain_stripe)) {
+        Some((quantum, stripe)) => {
+            if logged_on_the_fast_path(t, access, stripe, quantum) {
+                return;
+            }
+        }
+        None => t.record.stop_reading_unless_shared(),
     }
     log_plain_access_generally(t, kind, addr, size, site);
 }
