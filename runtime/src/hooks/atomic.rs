@@ -3,7 +3,7 @@
 //! least as strong as any requested order and costs the same on x86-64 for
 //! loads and read-modify-writes) and logs it while holding its stripe.
 //! 128-bit operations have no native Rust atomic; they are serialised by a
-//! small lock table, which is sound because every 128-bit atomic access of
+//! small lock table (`locked_at`), which is sound because every 128-bit atomic access of
 //! an instrumented program goes through these hooks.
 
 use core::sync::atomic::Ordering::{Release, SeqCst};
@@ -95,11 +95,13 @@ atomic_width!(32, 4, i32, AtomicI32, [exchange => swap, fetch_add => fetch_add, 
 atomic_width!(64, 8, i64, AtomicI64, [exchange => swap, fetch_add => fetch_add, fetch_sub => fetch_sub,
     fetch_and => fetch_and, fetch_or => fetch_or, fetch_xor => fetch_xor, fetch_nand => fetch_nand]);
 
-/// Spin locks serialising 128-bit atomics, by address.
-static LOCKS_128: [AtomicBool; 64] = [const { AtomicBool::new(false) }; 64];
+/// Spin locks serialising the atomics without a native instruction (128-bit
+/// ones, libatomic's generic calls: `super::libatomic`), by address.
+static LOCKS: [AtomicBool; 64] = [const { AtomicBool::new(false) }; 64];
 
-fn locked_128<R>(a: *mut i128, f: impl FnOnce() -> R) -> R {
-    let lock = &LOCKS_128[(a as usize >> 4) % LOCKS_128.len()];
+/// Runs `f` holding the lock of the atomic object at `addr`.
+pub(super) fn locked_at<R>(addr: u64, f: impl FnOnce() -> R) -> R {
+    let lock = &LOCKS[(addr as usize >> 4) % LOCKS.len()];
     let backoff = crossbeam_utils::Backoff::new();
     while lock
         .compare_exchange_weak(false, true, SeqCst, SeqCst)
@@ -119,7 +121,7 @@ fn rmw_128(a: *mut i128, site: u64, f: impl FnOnce(i128) -> i128) -> i128 {
         16,
         site,
         || {
-            locked_128(a, || {
+            locked_at(a as u64, || {
                 // SAFETY: a live, aligned 16-byte atomic object, accessed only
                 // under its lock.
                 let old = unsafe { a.read_volatile() };
@@ -140,7 +142,7 @@ extern "C" fn load128(a: *mut i128, _mo: i32, site: u64) -> i128 {
         site,
         || {
             // SAFETY: as in `rmw_128`.
-            locked_128(a, || unsafe { a.read_volatile() })
+            locked_at(a as u64, || unsafe { a.read_volatile() })
         },
         |_| 0,
     )
@@ -155,7 +157,7 @@ extern "C" fn store128(a: *mut i128, v: i128, _mo: i32, site: u64) {
         site,
         || {
             // SAFETY: as in `rmw_128`.
-            locked_128(a, || unsafe { a.write_volatile(v) })
+            locked_at(a as u64, || unsafe { a.write_volatile(v) })
         },
         |_| 0,
     )
