@@ -216,6 +216,9 @@ real_functions! {
     fn mkstemp(template: *mut c_char) -> c_int;
     fn mkostemp(template: *mut c_char, flags: c_int) -> c_int;
     fn mkdtemp(template: *mut c_char) -> *mut c_char;
+    fn tmpnam(s: *mut c_char) -> *mut c_char;
+    fn tmpnam_r(s: *mut c_char) -> *mut c_char;
+    fn tempnam(dir: *const c_char, prefix: *const c_char) -> *mut c_char;
     fn mkstemps(template: *mut c_char, after: c_int) -> c_int;
     fn mkostemps(template: *mut c_char, after: c_int, flags: c_int) -> c_int;
     fn tmpfile() -> *mut libc::FILE;

@@ -278,6 +278,17 @@ gives_one! {
     memfd_create => memfd_create_impl(name: *const c_char, flags: c_uint), "rdx";
 }
 
+/// The length of the C string `s` (counted here: the runtime's own
+/// `strlen` would be an event).
+fn c_len(s: *const c_char) -> usize {
+    let mut len = 0;
+    // SAFETY: the caller's NUL-terminated string.
+    while unsafe { *s.add(len) } != 0 {
+        len += 1;
+    }
+    len
+}
+
 /// The six characters before the last `after` of `template` that
 /// `mkstemp` and its relatives replace, if they are `XXXXXX` (else the call
 /// fails with EINVAL, the same in every run).
@@ -285,13 +296,7 @@ fn name_suffix<'a>(template: *mut c_char, after: usize) -> Option<&'a mut [u8]> 
     if template.is_null() {
         return None;
     }
-    let mut len = 0;
-    // SAFETY: the program's NUL-terminated template (counted here: the
-    // runtime's own `strlen` would be an event).
-    while unsafe { *template.add(len) } != 0 {
-        len += 1;
-    }
-    let start = len.checked_sub(after)?.checked_sub(6)?;
+    let start = c_len(template).checked_sub(after)?.checked_sub(6)?;
     // SAFETY: six bytes of the template, which the call rewrites.
     let suffix = unsafe { core::slice::from_raw_parts_mut(template.add(start).cast::<u8>(), 6) };
     (suffix == b"XXXXXX").then_some(suffix)
@@ -407,6 +412,73 @@ extern "C" fn mkdtemp_impl(template: *mut c_char, _site: u64) -> *mut c_char {
     drawn_name(suffix, draw, make)
 }
 with_site!(mkdtemp => mkdtemp_impl, "rsi");
+
+/// `tmpnam`, `tmpnam_r` and `tempnam`: a name made up inside libc (its last
+/// six characters drawn), nothing created. While recording, those six go
+/// into the thread's input; at replay the real call makes the name again
+/// (the same directory and prefix) and they come back over its end, so a
+/// program that prints or uses the name sees the recorded one. A null
+/// result is kept as six zero bytes.
+fn made_up_name(make: impl FnOnce() -> *mut c_char) -> *mut c_char {
+    use crate::mode::{self, Mode};
+    let thread = crate::thread::THREAD.with(|t| t.is_tracked().then(|| t.id.get()));
+    let (Some(id), Some(mode @ (Mode::Record | Mode::Replay))) =
+        (thread, mode::active().then(mode::current))
+    else {
+        return make();
+    };
+    let name = make();
+    let mut drawn = [0u8; 6];
+    let end = name_end(name);
+    if mode == Mode::Record {
+        if let Some(end) = end {
+            drawn.copy_from_slice(end);
+        }
+        crate::thread::THREAD.with(|t| t.input.save(id, &drawn));
+        return name;
+    }
+    if !crate::thread::THREAD.with(|t| t.input.load(id, &mut drawn)) {
+        return name;
+    }
+    match end {
+        _ if drawn == [0; 6] => core::ptr::null_mut(),
+        Some(end) => {
+            end.copy_from_slice(&drawn);
+            name
+        }
+        // (Made at the recording, not now: nothing to put the name in.)
+        None => core::ptr::null_mut(),
+    }
+}
+
+/// The last six bytes of the C string `name`, if it has that many.
+fn name_end<'a>(name: *mut c_char) -> Option<&'a mut [u8]> {
+    if name.is_null() {
+        return None;
+    }
+    let len = c_len(name);
+    // SAFETY: the last six bytes of the name libc just returned.
+    (len >= 6)
+        .then(|| unsafe { core::slice::from_raw_parts_mut(name.add(len - 6).cast::<u8>(), 6) })
+}
+
+extern "C" fn tmpnam_impl(s: *mut c_char, _site: u64) -> *mut c_char {
+    // SAFETY: forwarding.
+    made_up_name(|| unsafe { real::tmpnam(s) })
+}
+with_site!(tmpnam => tmpnam_impl, "rsi");
+
+extern "C" fn tmpnam_r_impl(s: *mut c_char, _site: u64) -> *mut c_char {
+    // SAFETY: forwarding.
+    made_up_name(|| unsafe { real::tmpnam_r(s) })
+}
+with_site!(tmpnam_r => tmpnam_r_impl, "rsi");
+
+extern "C" fn tempnam_impl(dir: *const c_char, prefix: *const c_char, _site: u64) -> *mut c_char {
+    // SAFETY: forwarding.
+    made_up_name(|| unsafe { real::tempnam(dir, prefix) })
+}
+with_site!(tempnam => tempnam_impl, "rdx");
 
 /// pipe, pipe2, socketpair: two descriptors, `first | second << 32`.
 fn giving_pair(fds: *mut c_int, site: u64, op: impl FnOnce() -> c_int) -> c_int {
