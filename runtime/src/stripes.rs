@@ -697,13 +697,14 @@ impl StripeSet {
         TABLE[i as usize].shared.load(Ordering::Acquire) != 0
     }
 
-    /// The clock of a read of read-shared stripe `i` without its lock by a
-    /// thread at `thread_clock`: past the last write's. Not stored: reads
-    /// order nothing among themselves, and whoever ends the sharing takes
-    /// a clock past every read's (`Stripe::end_sharing`).
+    /// The clock of read-shared stripe `i`, past its last write's: a read
+    /// without its lock takes a clock past it (`RecordThread::shared_read`).
+    /// A read's clock is not stored: reads order nothing among themselves,
+    /// and whoever ends the sharing takes a clock past every read's
+    /// (`Stripe::end_sharing`).
     #[inline(always)]
-    pub(crate) fn shared_read_clock(i: u32, thread_clock: u64) -> u64 {
-        thread_clock.max(TABLE[i as usize].clock.load(Ordering::Relaxed)) + SYNCED_CLOCK_STEP
+    pub(crate) fn stripe_clock(i: u32) -> u64 {
+        TABLE[i as usize].clock.load(Ordering::Relaxed)
     }
 
     /// The thread holding stripe `i` (kept for the quantum) writes it (see

@@ -95,7 +95,8 @@ pub struct ThreadLogHeader {
 
 /// [`ThreadLogHeader::flags`]: the thread's clock moved by exactly
 /// [`crate::PRIVATE_CLOCK_STEP`] only at plain accesses to a stripe it had
-/// held since its previous access to it, and by at least
+/// held since its previous access to it (or reads of a read-shared one
+/// written before the thread's last synced step), and by at least
 /// [`crate::SYNCED_CLOCK_STEP`] at every other entry (ARCHITECTURE.md,
 /// "Private steps"), so the global order may hand out an entry one step
 /// past the one before it right after that one.

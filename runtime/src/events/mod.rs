@@ -21,7 +21,7 @@ mod outputs;
 
 use rr_lite_trace::plan::flags;
 use rr_lite_trace::state::{Divergence, ThreadStatus};
-use rr_lite_trace::{EventKind, PRIVATE_CLOCK_STEP, SYNCED_CLOCK_STEP};
+use rr_lite_trace::{EventKind, PRIVATE_CLOCK_STEP};
 
 pub(crate) use outputs::drain_outputs;
 
@@ -463,7 +463,7 @@ fn log_plain_access_generally(t: &ThreadState, kind: EventKind, addr: u64, size:
                 size,
                 site,
             };
-            t.record.append_on_stripe(stripe, access, SYNCED_CLOCK_STEP);
+            t.record.append_on_taken_stripe(stripe, access);
         }
         None => t.record.append_on(set, kind, addr, size, site, 0),
     }
