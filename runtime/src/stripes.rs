@@ -697,10 +697,11 @@ impl StripeSet {
         TABLE[i as usize].shared.load(Ordering::Acquire) != 0
     }
 
-    /// The clock of read-shared stripe `i`, past its last write's: a read
-    /// without its lock takes a clock past it (`RecordThread::shared_read`).
-    /// A read's clock is not stored: reads order nothing among themselves,
-    /// and whoever ends the sharing takes a clock past every read's
+    /// The clock of stripe `i`: at or past every entry logged on it (each
+    /// holder stores its entry's clock), for a locked stripe or a
+    /// read-shared one (past its last write's). The reads of a read-shared
+    /// stripe without its lock store no clock: reads order nothing among
+    /// themselves, and whoever ends the sharing raises it past every read's
     /// (`Stripe::end_sharing`).
     #[inline(always)]
     pub(crate) fn stripe_clock(i: u32) -> u64 {
