@@ -458,6 +458,42 @@ fn generic_atomics_of_odd_sizes_replay() {
     }
 }
 
+/// memcpy, memcmp, strcpy, strcmp and strlen of memory another thread
+/// writes: gcc expanded the first two inline, unseen, and libc's string
+/// functions were not events (every replay printed other counts, exit 0).
+#[test]
+fn string_functions_on_shared_memory_replay() {
+    let exe = build("replay_string_functions");
+    for rec in &two_outcomes(&exe) {
+        replay_all_modes(rec);
+    }
+}
+
+/// The same built with clang, which calls `bcmp` for the comparison.
+#[test]
+#[cfg_attr(
+    rr_lite_no_clang,
+    ignore = "clang-14 not found: install it, or set RR_LITE_REQUIRE_CLANG=1 to fail instead"
+)]
+fn clang_string_functions_on_shared_memory_replay() {
+    common::require_tool(CLANG, "RR_LITE_REQUIRE_CLANG");
+    let exe = build_variant_with("replay_string_functions", "clang", &[], Some(CLANG))
+        .unwrap_or_else(|e| panic!("{e}"));
+    for rec in &two_outcomes(&exe) {
+        replay_all_modes(rec);
+    }
+}
+
+/// A thread woken from `sigwait` by the main thread's `pthread_kill`
+/// after it joined its workers: every replay deadlocked before the waiter's
+/// next event took a clock past every thread's (found with pbzip2).
+#[test]
+fn a_thread_woken_by_a_signal_from_another_replays() {
+    record_and_replay_each("replay_sigwait", 2, &|out| {
+        out == "total 2997000 signal SIGUSR1\n"
+    });
+}
+
 /// Recordings of `exe` (exiting 0) with at least two different outputs.
 fn two_outcomes(exe: &Path) -> Vec<Recorded> {
     let distinct = record_distinct(exe, &[], &|s| s == 0, &|d| d.len() >= 2);

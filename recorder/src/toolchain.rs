@@ -141,6 +141,33 @@ const GCC_NO_FUNCTION_HOOKS: &str = "--param=tsan-instrument-func-entry-exit=0";
 /// changes: the sanitizer turns every other atomic into its own hook first.)
 const GCC_NO_INLINE_ATOMICS: &str = "-fno-inline-atomics";
 const CLANG_NO_FUNCTION_HOOKS: [&str; 2] = ["-mllvm", "-tsan-instrument-func-entry-exit=false"];
+/// gcc expands some calls of these functions inline after its thread
+/// sanitizer has run (a `memcpy` of 24 or 48 bytes, a `memset` of a
+/// struct, a `memcmp` whose result is only compared with zero, a `strcmp`
+/// with a short literal): loads and stores that no hook sees, so a thread
+/// copying or comparing memory another thread writes replayed with other
+/// results, and silently (SQLite's WAL index header). Kept as calls, each is
+/// an event of the runtime's (`interpose::mem`, `interpose::strings`).
+/// clang instruments these itself (it calls `memcpy`, `bcmp`, `strlen`).
+const GCC_NO_INLINE_STRING_FUNCTIONS: [&str; 17] = [
+    "-fno-builtin-memcpy",
+    "-fno-builtin-memmove",
+    "-fno-builtin-memset",
+    "-fno-builtin-memcmp",
+    "-fno-builtin-bcmp",
+    "-fno-builtin-memchr",
+    "-fno-builtin-strlen",
+    "-fno-builtin-strnlen",
+    "-fno-builtin-strchr",
+    "-fno-builtin-strrchr",
+    "-fno-builtin-strcmp",
+    "-fno-builtin-strncmp",
+    "-fno-builtin-strcpy",
+    "-fno-builtin-stpcpy",
+    "-fno-builtin-strncpy",
+    "-fno-builtin-strcat",
+    "-fno-builtin-strncat",
+];
 
 /// The flags rr-lite adds to a compiler invocation. Without an input file
 /// nothing is linked (`cc --version`, or a mistake the compiler reports as
@@ -154,6 +181,7 @@ pub fn added_flags(args: &[OsString], clang: bool, runtime_dir: &std::path::Path
         flags.extend(CLANG_NO_FUNCTION_HOOKS.map(OsString::from));
     } else if compiles_source(args) {
         flags.extend([GCC_NO_FUNCTION_HOOKS, GCC_NO_INLINE_ATOMICS].map(OsString::from));
+        flags.extend(GCC_NO_INLINE_STRING_FUNCTIONS.map(OsString::from));
     }
     if !is_compile_only(args) && has_input(args) {
         let mut lib_dir = OsString::from("-L");
@@ -214,14 +242,13 @@ mod tests {
             ])
         );
         let f = added_flags(&args(&["-O2", "-c", "x.c"]), false, dir);
-        assert_eq!(
-            f,
-            args(&[
-                "-fsanitize=thread",
-                "--param=tsan-instrument-func-entry-exit=0",
-                "-fno-inline-atomics"
-            ])
-        );
+        let mut gcc = args(&[
+            "-fsanitize=thread",
+            "--param=tsan-instrument-func-entry-exit=0",
+            "-fno-inline-atomics",
+        ]);
+        gcc.extend(args(&GCC_NO_INLINE_STRING_FUNCTIONS));
+        assert_eq!(f, gcc);
         let f = added_flags(&args(&["x.o", "-o", "x"]), false, dir);
         assert_eq!(
             f,

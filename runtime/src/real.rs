@@ -184,6 +184,10 @@ real_functions! {
     fn poll(fds: *mut libc::pollfd, n: libc::nfds_t, timeout: c_int) -> c_int;
     fn select(n: c_int, r: *mut libc::fd_set, w: *mut libc::fd_set, e: *mut libc::fd_set, t: *mut libc::timeval) -> c_int;
     fn pause() -> c_int;
+    fn sigwait(set: *const libc::sigset_t, sig: *mut c_int) -> c_int;
+    fn sigwaitinfo(set: *const libc::sigset_t, info: *mut libc::siginfo_t) -> c_int;
+    fn sigtimedwait(set: *const libc::sigset_t, info: *mut libc::siginfo_t, timeout: *const timespec) -> c_int;
+    fn sigsuspend(mask: *const libc::sigset_t) -> c_int;
     fn open(path: *const c_char, flags: c_int, mode: libc::c_uint) -> c_int;
     fn open64(path: *const c_char, flags: c_int, mode: libc::c_uint) -> c_int;
     fn openat(dir: c_int, path: *const c_char, flags: c_int, mode: libc::c_uint) -> c_int;

@@ -1185,17 +1185,63 @@ pub(crate) fn log_after_copy<R>(
     site: u64,
     op: impl FnOnce() -> R,
 ) -> R {
+    let ranges = [CallRange::read(src, true), CallRange::write(dst, true)];
+    log_after_ranges(site, ranges, || [len, len], op)
+}
+
+/// One memory range a C library call reads or writes: the kind of its
+/// entry (`ReadRange`, `WriteRange`), its start, and whether the call
+/// touches it at all, which depends on the call's arguments only, so that
+/// replay, which must not read the memory before its waits, counts the
+/// same entries.
+#[derive(Clone, Copy)]
+pub(crate) struct CallRange {
+    kind: EventKind,
+    addr: u64,
+    present: bool,
+}
+
+impl CallRange {
+    pub(crate) fn read(addr: u64, present: bool) -> CallRange {
+        CallRange {
+            kind: EventKind::ReadRange,
+            addr,
+            present,
+        }
+    }
+
+    pub(crate) fn write(addr: u64, present: bool) -> CallRange {
+        CallRange {
+            kind: EventKind::WriteRange,
+            addr,
+            present,
+        }
+    }
+}
+
+/// A call that reads and writes `ranges` of memory, whose lengths it may
+/// find only by reading them (a string's end): `measure` gives them from
+/// the memory as it is (at least 1 for a present range). Record: the
+/// ranges' stripes are locked, measured again (another thread may have
+/// moved a string's end meanwhile: then locked again, as now measured),
+/// the call made and the ranges logged after it; replay: counted (waited
+/// for), then the call.
+pub(crate) fn log_after_ranges<R>(
+    site: u64,
+    ranges: [CallRange; 2],
+    measure: impl Fn() -> [u64; 2],
+    op: impl FnOnce() -> R,
+) -> R {
     around_call(op, |t, mode, op| {
-        busy(t, || {
+        let lens = busy(t, || {
             if mode == Mode::Record {
-                let mut set = StripeSet::for_access(src, len);
-                set.add_access(dst, len);
-                t.record.hold_next(set);
-            } else {
-                finish_previous(t, mode);
-                replay::count(&t.replay, EventKind::ReadRange, src, site);
-                replay::count(&t.replay, EventKind::WriteRange, dst, site);
+                return hold_measured(t, &ranges, &measure);
             }
+            finish_previous(t, mode);
+            for r in ranges.iter().filter(|r| r.present) {
+                replay::count(&t.replay, r.kind, r.addr, site);
+            }
+            [0; 2]
         });
         let result = match mode {
             Mode::Record => t.record.guarded(op),
@@ -1203,13 +1249,37 @@ pub(crate) fn log_after_copy<R>(
         };
         busy(t, || {
             if mode == Mode::Record {
-                t.record.append(EventKind::ReadRange, src, len, site, 0);
-                t.record.append(EventKind::WriteRange, dst, len, site, 0);
+                for (r, len) in ranges.iter().zip(lens).filter(|(r, _)| r.present) {
+                    t.record.append(r.kind, r.addr, len, site, 0);
+                }
             }
             finish_previous(t, mode);
         });
         result
     })
+}
+
+/// Record: locks the stripes of `ranges` as `measure` finds them, until a
+/// measure once they are locked agrees; the lengths then (the memory
+/// within them cannot change before the call: the stripes are held).
+fn hold_measured(
+    t: &ThreadState,
+    ranges: &[CallRange; 2],
+    measure: impl Fn() -> [u64; 2],
+) -> [u64; 2] {
+    let mut lens = measure();
+    loop {
+        let mut set = StripeSet::EMPTY;
+        for (r, len) in ranges.iter().zip(lens).filter(|(r, _)| r.present) {
+            set.add_access(r.addr, len.max(1));
+        }
+        t.record.hold_next(set);
+        let now = measure();
+        if now == lens {
+            return lens;
+        }
+        lens = now;
+    }
 }
 
 /// free() of a block of the runtime's heap: the allocator writes the

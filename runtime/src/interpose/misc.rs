@@ -443,5 +443,30 @@ releasing! {
     fn thrd_sleep(duration: *const timespec, remaining: *mut timespec) -> c_int;
     fn poll(fds: *mut libc::pollfd, n: libc::nfds_t, timeout: c_int) -> c_int;
     fn select(n: c_int, r: *mut libc::fd_set, w: *mut libc::fd_set, e: *mut libc::fd_set, t: *mut timeval) -> c_int;
+}
+
+/// Wrappers of calls that wait for a signal, which another thread of the
+/// program may send (`pthread_kill`, as pbzip2's main thread wakes its
+/// signal thread once its workers are joined): the sending is no event, so
+/// the waiter's next event takes a clock past every thread's
+/// (`events::hidden_blocking_call`). Without that, its first event after
+/// waking (a read of the signal number, on its own stack: a private step)
+/// came early in the merged order, the other threads' exits were made to
+/// wait for it, and replay deadlocked before the sender sent.
+macro_rules! waiting_for_a_signal {
+    ($(fn $name:ident($($arg:ident: $t:ty),*) -> $ret:ty;)*) => {$(
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $name($($arg: $t),*) -> $ret {
+            // SAFETY: forwarding.
+            events::hidden_blocking_call(|| unsafe { real::$name($($arg),*) })
+        }
+    )*};
+}
+
+waiting_for_a_signal! {
     fn pause() -> c_int;
+    fn sigsuspend(mask: *const libc::sigset_t) -> c_int;
+    fn sigwait(set: *const libc::sigset_t, sig: *mut c_int) -> c_int;
+    fn sigwaitinfo(set: *const libc::sigset_t, info: *mut libc::siginfo_t) -> c_int;
+    fn sigtimedwait(set: *const libc::sigset_t, info: *mut libc::siginfo_t, timeout: *const timespec) -> c_int;
 }

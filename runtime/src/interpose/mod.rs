@@ -17,4 +17,5 @@ pub(crate) mod openmp;
 pub(crate) mod process;
 pub(crate) mod pthread;
 pub(crate) mod streams;
+pub(crate) mod strings;
 pub(crate) mod walk;
