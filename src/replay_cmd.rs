@@ -244,7 +244,10 @@ pub(crate) fn print_divergence(r: &DivergenceReport, symbols: &mut Symbolizer) {
             }
         }
         Divergence::Summary => eprintln!(
-            "  at thread exit: recorded {} (events or hash), replayed {}",
+            "  at the thread's end its events differ from the recording's in number or in the \
+             addresses they touched (recorded {}, replayed {}: an event count, or a hash of the \
+             accesses' addresses); `rr-lite replay --verify` compares every event and names \
+             the first that differs",
             r.expected_value, r.actual_value
         ),
         Divergence::UnknownThread => {
@@ -259,13 +262,25 @@ pub(crate) fn print_divergence(r: &DivergenceReport, symbols: &mut Symbolizer) {
     );
 }
 
-/// A call's result as its event's payload holds it: signed, or two
-/// descriptors (pipe, socketpair).
+/// A call's result as its event's payload holds it: signed (a descriptor
+/// call's error named), or two descriptors (pipe, socketpair).
 fn result_text(kind: Option<EventKind>, payload: u64) -> String {
     if kind == Some(EventKind::DescriptorOpen) && (payload as i64) > i64::from(u32::MAX) {
         return format!("descriptors {} and {}", payload as u32, payload >> 32);
     }
-    (payload as i64).to_string()
+    let value = payload as i64;
+    let descriptor = matches!(
+        kind,
+        Some(EventKind::DescriptorOpen | EventKind::DescriptorClose)
+    );
+    match value {
+        // A failed descriptor call's payload is its error number, negated.
+        -4095..=-1 if descriptor => format!(
+            "{value} ({})",
+            std::io::Error::from_raw_os_error(-value as i32)
+        ),
+        _ => value.to_string(),
+    }
 }
 
 fn print_deadlock(r: &DeadlockReport, symbols: &mut Symbolizer) {
@@ -326,5 +341,19 @@ fn print_deadlock(r: &DeadlockReport, symbols: &mut Symbolizer) {
     if !r.cycle.is_empty() {
         let cycle: Vec<String> = r.cycle.iter().map(|t| format!("thread {t}")).collect();
         eprintln!("  cycle: {} -> {}", cycle.join(" -> "), cycle[0]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_descriptor_call_names_its_error() {
+        let open = Some(EventKind::DescriptorOpen);
+        let text = result_text(open, -17i64 as u64);
+        assert!(text.starts_with("-17 (File exists"), "{text}");
+        assert_eq!(result_text(open, 4), "4");
+        assert_eq!(result_text(None, -1i64 as u64), "-1");
     }
 }
