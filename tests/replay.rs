@@ -494,6 +494,17 @@ fn a_thread_woken_by_a_signal_from_another_replays() {
     });
 }
 
+/// stat, lstat, access, fstatat and faccessat of a file another thread
+/// creates and deletes: replay gives back the recorded answers (before,
+/// it asked the file system at other moments).
+#[test]
+fn file_status_answers_replay() {
+    let exe = build("replay_file_status");
+    for rec in &two_outcomes(&exe) {
+        replay_all_modes(rec);
+    }
+}
+
 /// Recordings of `exe` (exiting 0) with at least two different outputs.
 fn two_outcomes(exe: &Path) -> Vec<Recorded> {
     let distinct = record_distinct(exe, &[], &|s| s == 0, &|d| d.len() >= 2);

@@ -184,6 +184,11 @@ real_functions! {
     fn poll(fds: *mut libc::pollfd, n: libc::nfds_t, timeout: c_int) -> c_int;
     fn select(n: c_int, r: *mut libc::fd_set, w: *mut libc::fd_set, e: *mut libc::fd_set, t: *mut libc::timeval) -> c_int;
     fn pause() -> c_int;
+    fn stat(path: *const c_char, status: *mut libc::stat) -> c_int;
+    fn lstat(path: *const c_char, status: *mut libc::stat) -> c_int;
+    fn fstatat(dir: c_int, path: *const c_char, status: *mut libc::stat, flags: c_int) -> c_int;
+    fn access(path: *const c_char, mode: c_int) -> c_int;
+    fn faccessat(dir: c_int, path: *const c_char, mode: c_int, flags: c_int) -> c_int;
     fn sigwait(set: *const libc::sigset_t, sig: *mut c_int) -> c_int;
     fn sigwaitinfo(set: *const libc::sigset_t, info: *mut libc::siginfo_t) -> c_int;
     fn sigtimedwait(set: *const libc::sigset_t, info: *mut libc::siginfo_t, timeout: *const timespec) -> c_int;

@@ -5,6 +5,7 @@
 pub(crate) mod alloc;
 pub(crate) mod c11;
 pub(crate) mod fd;
+pub(crate) mod file_status;
 pub(crate) mod gomp;
 pub(crate) mod input;
 pub(crate) mod io;
