@@ -3,11 +3,12 @@
  * memset or memcmp inline (no hook sees it), and libc's strlen, strcmp,
  * strcpy... read and write inside libc. A reader copies a 48-byte header
  * the writer keeps in two copies (SQLite's WAL index header) and compares
- * them, and measures and compares a string the writer rewrites; what it
+ * them, and measures, compares and duplicates a string the writer rewrites; what it
  * saw depends on the interleaving, and each replay must print its
  * recording's. */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ROUNDS 40000
@@ -37,7 +38,7 @@ int main(void) {
     pthread_t t;
     strcpy(shared_text, "start");
     pthread_create(&t, NULL, writer, NULL);
-    unsigned long sum = 0, torn = 0, odd = 0, longer = 0, reads = 0;
+    unsigned long sum = 0, torn = 0, odd = 0, even = 0, longer = 0, reads = 0;
     while (!done && reads < 4 * ROUNDS) {
         Header h1, h2;
         memcpy(&h1, &shared_header[0], sizeof h1);
@@ -53,9 +54,14 @@ int main(void) {
             odd++;
         if (strlen(shared_text) > 9)
             longer++;
+        char *copy = strdup(shared_text);
+        if (copy && copy[0] == 'a')
+            even++;
+        free(copy);
         reads++;
     }
     pthread_join(t, NULL);
-    printf("reads %lu sum %lu torn %lu odd %lu longer %lu\n", reads, sum, torn, odd, longer);
+    printf("reads %lu sum %lu torn %lu odd %lu even %lu longer %lu\n", reads, sum, torn, odd, even,
+           longer);
     return 0;
 }

@@ -31,7 +31,7 @@ fn either<R>(ours: impl FnOnce() -> R, glibc: impl FnOnce() -> R) -> R {
     if heap::active() { ours() } else { glibc() }
 }
 
-extern "C" fn malloc_impl(size: size_t, site: u64) -> *mut c_void {
+pub(crate) extern "C" fn malloc_impl(size: size_t, site: u64) -> *mut c_void {
     alloc_event(size, site, || {
         // SAFETY: forwarding to glibc's malloc.
         either(

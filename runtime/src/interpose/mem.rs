@@ -15,7 +15,7 @@ use crate::events;
 use crate::raw_memory::{REAL_MEMCPY, REAL_MEMMOVE, move_bytes, set_bytes};
 use crate::site::with_site;
 
-extern "C" fn memcpy_impl(
+pub(crate) extern "C" fn memcpy_impl(
     dst: *mut c_void,
     src: *const c_void,
     n: size_t,

@@ -287,3 +287,37 @@ extern "C" fn strncat_impl(
     append(dst, src, n, site)
 }
 with_site!(strncat => strncat_impl, "rcx");
+
+/// `strdup` and `strndup` (`max` usize::MAX for `strdup`): libc's own
+/// copy inside them is not seen, so the runtime makes them of the program's
+/// calls: the string's length (an event), the allocation (an event) and
+/// the copy (an event), as libc does them, one after the other.
+fn duplicate(s: *const c_char, max: usize, site: u64) -> *mut c_char {
+    let len = if max == usize::MAX {
+        strlen_impl(s, site)
+    } else {
+        strnlen_impl(s, max, site)
+    };
+    let copy = super::alloc::malloc_impl(len + 1, site).cast::<c_char>();
+    if copy.is_null() {
+        return copy;
+    }
+    if len > 0 {
+        super::mem::memcpy_impl(copy.cast(), s.cast(), len, site);
+    }
+    // (The new block is the thread's alone until it hands it out.)
+    put_byte(copy, len, 0);
+    copy
+}
+
+extern "C" fn strdup_impl(s: *const c_char, site: u64) -> *mut c_char {
+    duplicate(s, usize::MAX, site)
+}
+with_site!(strdup => strdup_impl, "rsi");
+with_site!(__strdup => strdup_impl, "rsi");
+
+extern "C" fn strndup_impl(s: *const c_char, n: size_t, site: u64) -> *mut c_char {
+    duplicate(s, n, site)
+}
+with_site!(strndup => strndup_impl, "rdx");
+with_site!(__strndup => strndup_impl, "rdx");
