@@ -50,8 +50,21 @@ fn through_nul(len: usize, max: usize) -> u64 {
     (len + 1).min(max) as u64
 }
 
-/// A call reading the one range `[s, s + measure())` (skipped, unlogged,
-/// for a call from the runtime's own code).
+/// A call touching `ranges` (`measure`: their lengths), an event unless
+/// it comes from the runtime's own code.
+fn ranges_call<R>(
+    site: u64,
+    ranges: [CallRange; 2],
+    measure: impl Fn() -> [u64; 2],
+    op: impl FnOnce() -> R,
+) -> R {
+    if crate::own_code::contains(site) {
+        return op();
+    }
+    events::log_after_ranges(site, ranges, measure, op)
+}
+
+/// A call reading the one range `[s, s + measure())`.
 fn reading<R>(
     s: *const c_void,
     present: bool,
@@ -59,53 +72,42 @@ fn reading<R>(
     measure: impl Fn() -> u64,
     op: impl FnOnce() -> R,
 ) -> R {
-    if crate::own_code::contains(site) {
-        return op();
-    }
     let ranges = [
         CallRange::read(s as u64, present),
         CallRange::read(0, false),
     ];
-    events::log_after_ranges(site, ranges, || [measure(), 0], op)
+    ranges_call(site, ranges, || [measure(), 0], op)
 }
 
 /// A call reading two ranges.
 fn reading_two<R>(
-    a: *const c_void,
-    b: *const c_void,
+    (a, b): (*const c_void, *const c_void),
     present: bool,
     site: u64,
     measure: impl Fn() -> [u64; 2],
     op: impl FnOnce() -> R,
 ) -> R {
-    if crate::own_code::contains(site) {
-        return op();
-    }
     let ranges = [
         CallRange::read(a as u64, present),
         CallRange::read(b as u64, present),
     ];
-    events::log_after_ranges(site, ranges, measure, op)
+    ranges_call(site, ranges, measure, op)
 }
 
-/// A call reading `[src, ..)` and writing `[dst, ..)` (`measure`: both
-/// lengths).
+/// A call reading `[src, ..)` (if `read`) and writing `[dst, ..)`
+/// (`measure`: both lengths).
 fn copying<R>(
-    dst: *mut c_char,
-    src: *const c_char,
+    (dst, src): (*mut c_char, *const c_char),
     read: bool,
     site: u64,
     measure: impl Fn() -> [u64; 2],
     op: impl FnOnce() -> R,
 ) -> R {
-    if crate::own_code::contains(site) {
-        return op();
-    }
     let ranges = [
         CallRange::read(src as u64, read),
         CallRange::write(dst as u64, true),
     ];
-    events::log_after_ranges(site, ranges, measure, op)
+    ranges_call(site, ranges, measure, op)
 }
 
 extern "C" fn strlen_impl(s: *const c_char, site: u64) -> size_t {
@@ -191,7 +193,7 @@ fn compare(a: *const c_char, b: *const c_char, n: usize, strings: bool) -> (c_in
 extern "C" fn memcmp_impl(a: *const c_void, b: *const c_void, n: size_t, site: u64) -> c_int {
     // for `n` bytes of each, and the bytes read depend on the contents.)
     let cmp = || compare(a.cast(), b.cast(), n, false).0;
-    reading_two(a, b, n > 0, site, || [n as u64; 2], cmp)
+    reading_two((a, b), n > 0, site, || [n as u64; 2], cmp)
 }
 with_site!(memcmp => memcmp_impl, "rcx");
 with_site!(bcmp => memcmp_impl, "rcx");
@@ -199,14 +201,14 @@ with_site!(bcmp => memcmp_impl, "rcx");
 extern "C" fn strcmp_impl(a: *const c_char, b: *const c_char, site: u64) -> c_int {
     let measure = || compare(a, b, usize::MAX, true).1 as u64;
     let cmp = || compare(a, b, usize::MAX, true).0;
-    reading_two(a.cast(), b.cast(), true, site, || [measure(); 2], cmp)
+    reading_two((a.cast(), b.cast()), true, site, || [measure(); 2], cmp)
 }
 with_site!(strcmp => strcmp_impl, "rdx");
 
 extern "C" fn strncmp_impl(a: *const c_char, b: *const c_char, n: size_t, site: u64) -> c_int {
     let measure = || compare(a, b, n, true).1 as u64;
     let cmp = || compare(a, b, n, true).0;
-    reading_two(a.cast(), b.cast(), n > 0, site, || [measure(); 2], cmp)
+    reading_two((a.cast(), b.cast()), n > 0, site, || [measure(); 2], cmp)
 }
 with_site!(strncmp => strncmp_impl, "rcx");
 
@@ -221,7 +223,7 @@ fn copy_then_zero(dst: *mut c_char, src: *const c_char, len: usize, fill: usize)
 fn copy_string(dst: *mut c_char, src: *const c_char, site: u64) -> *mut c_char {
     let len = || length(src, usize::MAX);
     let measure = || [len() as u64 + 1; 2];
-    copying(dst, src, true, site, measure, || {
+    copying((dst, src), true, site, measure, || {
         let n = len();
         copy_then_zero(dst, src, n, n + 1);
         dst.wrapping_add(n)
@@ -250,7 +252,7 @@ extern "C" fn strncpy_impl(
     if n == 0 {
         return dst;
     }
-    copying(dst, src, true, site, measure, || {
+    copying((dst, src), true, site, measure, || {
         copy_then_zero(dst, src, len(), n);
         dst
     })
@@ -266,7 +268,7 @@ fn append(dst: *mut c_char, src: *const c_char, max: usize, site: u64) -> *mut c
         let (d, s) = lens();
         [through_nul(s, max), (d + s + 1) as u64]
     };
-    copying(dst, src, max > 0, site, measure, || {
+    copying((dst, src), max > 0, site, measure, || {
         let (d, s) = lens();
         copy_then_zero(dst.wrapping_add(d), src, s, s + 1);
         dst
