@@ -1,24 +1,22 @@
 //! The C library's string and comparison functions (`strlen`, `strcmp`,
 //! `memcmp`, `strcpy`, ...): each reads, and some write, memory another
 //! thread may be writing, inside libc where no hook sees it, so each call
-//! is an event of range reads and writes (`events::log_after_ranges`),
-//! performed while their stripes are held. Found with SQLite, whose
-//! threads compare and copy a shared header with `memcmp` and `memcpy`
-//! (replays diverged or printed other results).
+//! is an event of range reads and writes (`events::log_after_ranges`)
+//! around the real call, made while their stripes are held. Found with
+//! SQLite, whose threads compare and copy a shared header with `memcmp`
+//! and `memcpy` (replays diverged or printed other results).
 //!
-//! The functions are the runtime's own byte loops, with glibc's results on
-//! x86-64 (a comparison returns the difference of the first differing
-//! bytes): the runtime cannot call back into libc's copies before it has
-//! resolved them, and its own Rust code calls some of these symbols too
-//! (those calls, from the runtime's code, go straight to the loops). The
-//! loops read with volatile loads, which the compiler cannot turn back
-//! into calls of these very functions.
+//! The ranges are measured with the runtime's own byte loops (volatile
+//! loads, which the compiler cannot turn back into calls of these very
+//! functions); the runtime's own Rust code, which calls some of these
+//! symbols too, goes straight to the real functions.
 
 use core::ffi::{c_char, c_int, c_void};
 
 use libc::size_t;
 
 use crate::events::{self, CallRange};
+use crate::real;
 use crate::site::with_site;
 
 /// The byte at `p + i`. Every pointer here comes from a C caller of these
@@ -111,47 +109,37 @@ fn copying<R>(
 }
 
 extern "C" fn strlen_impl(s: *const c_char, site: u64) -> size_t {
-    let len = || length(s, usize::MAX);
-    reading(s.cast(), true, site, || len() as u64 + 1, len)
+    let measure = || length(s, usize::MAX) as u64 + 1;
+    // SAFETY: forwarding.
+    reading(s.cast(), true, site, measure, || unsafe { real::strlen(s) })
 }
 with_site!(strlen => strlen_impl, "rsi");
 
 extern "C" fn strnlen_impl(s: *const c_char, max: size_t, site: u64) -> size_t {
-    let len = || length(s, max);
-    reading(s.cast(), max > 0, site, || through_nul(len(), max), len)
+    let measure = || through_nul(length(s, max), max);
+    // SAFETY: forwarding.
+    reading(s.cast(), max > 0, site, measure, || unsafe {
+        real::strnlen(s, max)
+    })
 }
 with_site!(strnlen => strnlen_impl, "rdx");
 
-/// `strchr` (`last`: `strrchr`): the first (last) `c` in `s`, its NUL
-/// included.
-fn find_char(s: *const c_char, c: c_int, last: bool) -> *mut c_char {
-    let c = c as u8;
-    let mut found = core::ptr::null_mut();
-    let mut i = 0;
-    loop {
-        let b = byte(s, i);
-        if b == c {
-            found = s.wrapping_add(i).cast_mut();
-            if !last || b == 0 {
-                return found;
-            }
-        }
-        if b == 0 {
-            return found;
-        }
-        i += 1;
-    }
-}
-
 extern "C" fn strchr_impl(s: *const c_char, c: c_int, site: u64) -> *mut c_char {
+    // (The whole string: the bytes read up to a match depend on it.)
     let measure = || length(s, usize::MAX) as u64 + 1;
-    reading(s.cast(), true, site, measure, || find_char(s, c, false))
+    // SAFETY: forwarding.
+    reading(s.cast(), true, site, measure, || unsafe {
+        real::strchr(s, c)
+    })
 }
 with_site!(strchr => strchr_impl, "rdx");
 
 extern "C" fn strrchr_impl(s: *const c_char, c: c_int, site: u64) -> *mut c_char {
     let measure = || length(s, usize::MAX) as u64 + 1;
-    reading(s.cast(), true, site, measure, || find_char(s, c, true))
+    // SAFETY: forwarding.
+    reading(s.cast(), true, site, measure, || unsafe {
+        real::strrchr(s, c)
+    })
 }
 with_site!(strrchr => strrchr_impl, "rdx");
 
@@ -165,79 +153,72 @@ fn find_byte(s: *const c_void, c: c_int, n: usize) -> usize {
 }
 
 extern "C" fn memchr_impl(s: *const c_void, c: c_int, n: size_t, site: u64) -> *mut c_void {
-    let at = || find_byte(s, c, n);
-    let measure = || (at() + 1).min(n) as u64;
-    reading(s, n > 0, site, measure, || match at() {
-        i if i < n => s.wrapping_byte_add(i).cast_mut(),
-        _ => core::ptr::null_mut(),
-    })
+    // (Up to the match only: `n` may be larger than the buffer.)
+    let measure = || (find_byte(s, c, n) + 1).min(n) as u64;
+    // SAFETY: forwarding.
+    reading(s, n > 0, site, measure, || unsafe { real::memchr(s, c, n) })
 }
 with_site!(memchr => memchr_impl, "rcx");
 
-/// Compares `a` and `b` over at most `n` bytes, stopping after a NUL if
-/// `strings`: glibc's result (the difference of the first differing
-/// bytes, as unsigned chars), and the bytes read.
-fn compare(a: *const c_char, b: *const c_char, n: usize, strings: bool) -> (c_int, usize) {
+/// The bytes a comparison of `a` and `b` over at most `n` bytes reads,
+/// stopping after a NUL if `strings`: through the first difference.
+fn compared(a: *const c_char, b: *const c_char, n: usize, strings: bool) -> u64 {
     for i in 0..n {
-        let (x, y) = (byte(a, i), byte(b, i));
-        if x != y {
-            return (c_int::from(x) - c_int::from(y), i + 1);
-        }
-        if strings && x == 0 {
-            return (0, i + 1);
+        let x = byte(a, i);
+        if x != byte(b, i) || (strings && x == 0) {
+            return i as u64 + 1;
         }
     }
-    (0, n)
+    n as u64
 }
 
 extern "C" fn memcmp_impl(a: *const c_void, b: *const c_void, n: size_t, site: u64) -> c_int {
-    // for `n` bytes of each, and the bytes read depend on the contents.)
-    let cmp = || compare(a.cast(), b.cast(), n, false).0;
-    reading_two((a, b), n > 0, site, || [n as u64; 2], cmp)
+    // (Both ranges whole: the caller vouches for `n` bytes of each.)
+    // SAFETY: forwarding.
+    reading_two(
+        (a, b),
+        n > 0,
+        site,
+        || [n as u64; 2],
+        || unsafe { real::memcmp(a, b, n) },
+    )
 }
 with_site!(memcmp => memcmp_impl, "rcx");
 with_site!(bcmp => memcmp_impl, "rcx");
 
 extern "C" fn strcmp_impl(a: *const c_char, b: *const c_char, site: u64) -> c_int {
-    let measure = || compare(a, b, usize::MAX, true).1 as u64;
-    let cmp = || compare(a, b, usize::MAX, true).0;
-    reading_two((a.cast(), b.cast()), true, site, || [measure(); 2], cmp)
+    let measure = || [compared(a, b, usize::MAX, true); 2];
+    // SAFETY: forwarding.
+    reading_two((a.cast(), b.cast()), true, site, measure, || unsafe {
+        real::strcmp(a, b)
+    })
 }
 with_site!(strcmp => strcmp_impl, "rdx");
 
 extern "C" fn strncmp_impl(a: *const c_char, b: *const c_char, n: size_t, site: u64) -> c_int {
-    let measure = || compare(a, b, n, true).1 as u64;
-    let cmp = || compare(a, b, n, true).0;
-    reading_two((a.cast(), b.cast()), n > 0, site, || [measure(); 2], cmp)
+    let measure = || [compared(a, b, n, true); 2];
+    // SAFETY: forwarding.
+    reading_two((a.cast(), b.cast()), n > 0, site, measure, || unsafe {
+        real::strncmp(a, b, n)
+    })
 }
 with_site!(strncmp => strncmp_impl, "rcx");
 
-/// Copies `len` bytes of `src` to `dst` and writes zeros up to `fill`.
-fn copy_then_zero(dst: *mut c_char, src: *const c_char, len: usize, fill: usize) {
-    for i in 0..fill {
-        put_byte(dst, i, if i < len { byte(src, i) } else { 0 });
-    }
-}
-
-/// `strcpy` and `stpcpy`: the copy's end (its NUL) in `dst`.
-fn copy_string(dst: *mut c_char, src: *const c_char, site: u64) -> *mut c_char {
-    let len = || length(src, usize::MAX);
-    let measure = || [len() as u64 + 1; 2];
-    copying((dst, src), true, site, measure, || {
-        let n = len();
-        copy_then_zero(dst, src, n, n + 1);
-        dst.wrapping_add(n)
-    })
-}
-
 extern "C" fn strcpy_impl(dst: *mut c_char, src: *const c_char, site: u64) -> *mut c_char {
-    copy_string(dst, src, site);
-    dst
+    let measure = || [length(src, usize::MAX) as u64 + 1; 2];
+    // SAFETY: forwarding.
+    copying((dst, src), true, site, measure, || unsafe {
+        real::strcpy(dst, src)
+    })
 }
 with_site!(strcpy => strcpy_impl, "rdx");
 
 extern "C" fn stpcpy_impl(dst: *mut c_char, src: *const c_char, site: u64) -> *mut c_char {
-    copy_string(dst, src, site)
+    let measure = || [length(src, usize::MAX) as u64 + 1; 2];
+    // SAFETY: forwarding.
+    copying((dst, src), true, site, measure, || unsafe {
+        real::stpcpy(dst, src)
+    })
 }
 with_site!(stpcpy => stpcpy_impl, "rdx");
 
@@ -247,36 +228,33 @@ extern "C" fn strncpy_impl(
     n: size_t,
     site: u64,
 ) -> *mut c_char {
-    let len = || length(src, n);
-    let measure = || [through_nul(len(), n), n as u64];
+    // (It writes all `n` bytes, zeros after the string.)
+    let measure = || [through_nul(length(src, n), n), n as u64];
     if n == 0 {
         return dst;
     }
-    copying((dst, src), true, site, measure, || {
-        copy_then_zero(dst, src, len(), n);
-        dst
+    // SAFETY: forwarding.
+    copying((dst, src), true, site, measure, || unsafe {
+        real::strncpy(dst, src, n)
     })
 }
 with_site!(strncpy => strncpy_impl, "rcx");
 
-/// `strcat` (`max` usize::MAX) and `strncat`: appends at most `max` bytes
-/// of `src` and a NUL to the string at `dst`. The write range starts at
-/// `dst`: it covers the read of `dst`'s own string too.
-fn append(dst: *mut c_char, src: *const c_char, max: usize, site: u64) -> *mut c_char {
-    let lens = || (length(dst, usize::MAX), length(src, max));
-    let measure = || {
-        let (d, s) = lens();
-        [through_nul(s, max), (d + s + 1) as u64]
-    };
-    copying((dst, src), max > 0, site, measure, || {
-        let (d, s) = lens();
-        copy_then_zero(dst.wrapping_add(d), src, s, s + 1);
-        dst
-    })
+/// The ranges `strcat` (`max` usize::MAX) and `strncat` touch: at most `max`
+/// bytes of `src` read, and `dst`'s string with the appended bytes and NUL
+/// written (the range starts at `dst`: it covers the read of `dst`'s own
+/// string too).
+fn appended(dst: *const c_char, src: *const c_char, max: usize) -> [u64; 2] {
+    let (d, s) = (length(dst, usize::MAX), length(src, max));
+    [through_nul(s, max), (d + s + 1) as u64]
 }
 
 extern "C" fn strcat_impl(dst: *mut c_char, src: *const c_char, site: u64) -> *mut c_char {
-    append(dst, src, usize::MAX, site)
+    let measure = || appended(dst, src, usize::MAX);
+    // SAFETY: forwarding.
+    copying((dst, src), true, site, measure, || unsafe {
+        real::strcat(dst, src)
+    })
 }
 with_site!(strcat => strcat_impl, "rdx");
 
@@ -286,7 +264,11 @@ extern "C" fn strncat_impl(
     n: size_t,
     site: u64,
 ) -> *mut c_char {
-    append(dst, src, n, site)
+    let measure = || appended(dst, src, n);
+    // SAFETY: forwarding.
+    copying((dst, src), n > 0, site, measure, || unsafe {
+        real::strncat(dst, src, n)
+    })
 }
 with_site!(strncat => strncat_impl, "rcx");
 
