@@ -495,8 +495,8 @@ fn a_thread_woken_by_a_signal_from_another_replays() {
 }
 
 /// stat, lstat, access, fstatat and faccessat of a file another thread
-/// creates and deletes: replay gives back the recorded answers (before,
-/// it asked the file system at other moments).
+/// creates, renames and deletes: replay makes the calls in the recorded
+/// order (before, at other moments).
 #[test]
 fn file_status_answers_replay() {
     let exe = build("replay_file_status");

@@ -162,8 +162,9 @@ fn remove_stale_openmp_registration() {
         &mut path,
     );
     // SAFETY: a NUL-terminated path in a local buffer (at most 30 + 20 +
-    // 1 + 20 + 1 bytes); unlink only reads it.
-    unsafe { libc::unlink(path.as_ptr().cast()) };
+    // 1 + 20 + 1 bytes); unlink only reads it. Raw: the runtime's `unlink`
+    // is an event of the program's.
+    unsafe { libc::syscall(libc::SYS_unlink, path.as_ptr()) };
 }
 
 /// Loads the stack unwinder (libgcc_s) now, the same way in record and

@@ -202,6 +202,12 @@ real_functions! {
     fn fstatat(dir: c_int, path: *const c_char, status: *mut libc::stat, flags: c_int) -> c_int;
     fn access(path: *const c_char, mode: c_int) -> c_int;
     fn faccessat(dir: c_int, path: *const c_char, mode: c_int, flags: c_int) -> c_int;
+    fn unlink(path: *const c_char) -> c_int;
+    fn unlinkat(dir: c_int, path: *const c_char, flags: c_int) -> c_int;
+    fn rename(from: *const c_char, to: *const c_char) -> c_int;
+    fn renameat(from_dir: c_int, from: *const c_char, to_dir: c_int, to: *const c_char) -> c_int;
+    fn mkdir(path: *const c_char, mode: libc::mode_t) -> c_int;
+    fn rmdir(path: *const c_char) -> c_int;
     fn sigwait(set: *const libc::sigset_t, sig: *mut c_int) -> c_int;
     fn sigwaitinfo(set: *const libc::sigset_t, info: *mut libc::siginfo_t) -> c_int;
     fn sigtimedwait(set: *const libc::sigset_t, info: *mut libc::siginfo_t, timeout: *const timespec) -> c_int;
