@@ -20,8 +20,8 @@ use crate::real;
 use crate::site::with_site;
 
 /// The byte at `p + i`. Every pointer here comes from a C caller of these
-/// functions, under their contract (module doc): the loops read only the
-/// bytes it vouches for.
+/// functions, under their contract (a NUL-terminated string, or a buffer
+/// of the count given): the loops read only the bytes it vouches for.
 fn byte(p: *const c_char, i: usize) -> u8 {
     // SAFETY: a byte of the caller's string or buffer (see above).
     unsafe { p.add(i).cast::<u8>().read_volatile() }
@@ -34,7 +34,6 @@ fn put_byte(p: *mut c_char, i: usize, b: u8) {
 }
 
 /// Length of the C string `s`, at most `max`.
-///
 fn length(s: *const c_char, max: usize) -> usize {
     let mut n = 0;
     while n < max && byte(s, n) != 0 {
