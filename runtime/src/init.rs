@@ -108,6 +108,7 @@ fn start(mode: Mode, argv: *const *const c_char, envp: *const *const c_char) {
     crate::real::resolve_newer();
     crate::raw_memory::resolve_all();
     crate::own_code::locate();
+    crate::read_only::locate();
     load_unwinder();
     if mode == Mode::Replay && !open_replay_session(dir, envp) {
         // SAFETY: the replayer cannot run this program as recorded.

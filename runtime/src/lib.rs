@@ -33,6 +33,7 @@ mod own_code;
 mod problems;
 mod quantum;
 mod raw_memory;
+mod read_only;
 mod real;
 mod record;
 mod replay;

@@ -1210,6 +1210,11 @@ impl CallRange {
         }
     }
 
+    /// Whether the call touches the range (see the type's doc).
+    pub(crate) fn present(&self) -> bool {
+        self.present
+    }
+
     pub(crate) fn write(addr: u64, present: bool) -> CallRange {
         CallRange {
             kind: EventKind::WriteRange,

@@ -55,10 +55,22 @@ fn ranges_call<R>(
     measure: impl Fn() -> [u64; 2],
     op: impl FnOnce() -> R,
 ) -> R {
-    if crate::own_code::contains(site) {
+    if crate::own_code::contains(site) || !ranges.iter().any(|r| r.present()) {
         return op();
     }
     events::log_after_ranges(site, ranges, measure, op)
+}
+
+/// Whether a call reads the C string at `s` as an event: not in a
+/// read-only segment (`crate::read_only`), where no thread can write.
+fn writable_string(s: *const c_char) -> bool {
+    !crate::read_only::holds_string(s)
+}
+
+/// Whether a call reads the `n` bytes at `p` as an event (see
+/// [`writable_string`]).
+fn writable_bytes(p: *const c_void, n: usize) -> bool {
+    n > 0 && !crate::read_only::holds(p as usize, n)
 }
 
 /// A call reading the one range `[s, s + measure())`.
@@ -79,14 +91,14 @@ fn reading<R>(
 /// A call reading two ranges.
 fn reading_two<R>(
     (a, b): (*const c_void, *const c_void),
-    present: bool,
+    (a_present, b_present): (bool, bool),
     site: u64,
     measure: impl Fn() -> [u64; 2],
     op: impl FnOnce() -> R,
 ) -> R {
     let ranges = [
-        CallRange::read(a as u64, present),
-        CallRange::read(b as u64, present),
+        CallRange::read(a as u64, a_present),
+        CallRange::read(b as u64, b_present),
     ];
     ranges_call(site, ranges, measure, op)
 }
@@ -110,16 +122,22 @@ fn copying<R>(
 extern "C" fn strlen_impl(s: *const c_char, site: u64) -> size_t {
     let measure = || length(s, usize::MAX) as u64 + 1;
     // SAFETY: forwarding.
-    reading(s.cast(), true, site, measure, || unsafe { real::strlen(s) })
+    reading(s.cast(), writable_string(s), site, measure, || unsafe {
+        real::strlen(s)
+    })
 }
 with_site!(strlen => strlen_impl, "rsi");
 
 extern "C" fn strnlen_impl(s: *const c_char, max: size_t, site: u64) -> size_t {
     let measure = || through_nul(length(s, max), max);
     // SAFETY: forwarding.
-    reading(s.cast(), max > 0, site, measure, || unsafe {
-        real::strnlen(s, max)
-    })
+    reading(
+        s.cast(),
+        max > 0 && writable_string(s),
+        site,
+        measure,
+        || unsafe { real::strnlen(s, max) },
+    )
 }
 with_site!(strnlen => strnlen_impl, "rdx");
 
@@ -127,7 +145,7 @@ extern "C" fn strchr_impl(s: *const c_char, c: c_int, site: u64) -> *mut c_char 
     // (The whole string: the bytes read up to a match depend on it.)
     let measure = || length(s, usize::MAX) as u64 + 1;
     // SAFETY: forwarding.
-    reading(s.cast(), true, site, measure, || unsafe {
+    reading(s.cast(), writable_string(s), site, measure, || unsafe {
         real::strchr(s, c)
     })
 }
@@ -136,7 +154,7 @@ with_site!(strchr => strchr_impl, "rdx");
 extern "C" fn strrchr_impl(s: *const c_char, c: c_int, site: u64) -> *mut c_char {
     let measure = || length(s, usize::MAX) as u64 + 1;
     // SAFETY: forwarding.
-    reading(s.cast(), true, site, measure, || unsafe {
+    reading(s.cast(), writable_string(s), site, measure, || unsafe {
         real::strrchr(s, c)
     })
 }
@@ -155,7 +173,9 @@ extern "C" fn memchr_impl(s: *const c_void, c: c_int, n: size_t, site: u64) -> *
     // (Up to the match only: `n` may be larger than the buffer.)
     let measure = || (find_byte(s, c, n) + 1).min(n) as u64;
     // SAFETY: forwarding.
-    reading(s, n > 0, site, measure, || unsafe { real::memchr(s, c, n) })
+    reading(s, writable_bytes(s, n), site, measure, || unsafe {
+        real::memchr(s, c, n)
+    })
 }
 with_site!(memchr => memchr_impl, "rcx");
 
@@ -176,7 +196,7 @@ extern "C" fn memcmp_impl(a: *const c_void, b: *const c_void, n: size_t, site: u
     // SAFETY: forwarding.
     reading_two(
         (a, b),
-        n > 0,
+        (writable_bytes(a, n), writable_bytes(b, n)),
         site,
         || [n as u64; 2],
         || unsafe { real::memcmp(a, b, n) },
@@ -188,25 +208,33 @@ with_site!(bcmp => memcmp_impl, "rcx");
 extern "C" fn strcmp_impl(a: *const c_char, b: *const c_char, site: u64) -> c_int {
     let measure = || [compared(a, b, usize::MAX, true); 2];
     // SAFETY: forwarding.
-    reading_two((a.cast(), b.cast()), true, site, measure, || unsafe {
-        real::strcmp(a, b)
-    })
+    reading_two(
+        (a.cast(), b.cast()),
+        (writable_string(a), writable_string(b)),
+        site,
+        measure,
+        || unsafe { real::strcmp(a, b) },
+    )
 }
 with_site!(strcmp => strcmp_impl, "rdx");
 
 extern "C" fn strncmp_impl(a: *const c_char, b: *const c_char, n: size_t, site: u64) -> c_int {
     let measure = || [compared(a, b, n, true); 2];
     // SAFETY: forwarding.
-    reading_two((a.cast(), b.cast()), n > 0, site, measure, || unsafe {
-        real::strncmp(a, b, n)
-    })
+    reading_two(
+        (a.cast(), b.cast()),
+        (n > 0 && writable_string(a), n > 0 && writable_string(b)),
+        site,
+        measure,
+        || unsafe { real::strncmp(a, b, n) },
+    )
 }
 with_site!(strncmp => strncmp_impl, "rcx");
 
 extern "C" fn strcpy_impl(dst: *mut c_char, src: *const c_char, site: u64) -> *mut c_char {
     let measure = || [length(src, usize::MAX) as u64 + 1; 2];
     // SAFETY: forwarding.
-    copying((dst, src), true, site, measure, || unsafe {
+    copying((dst, src), writable_string(src), site, measure, || unsafe {
         real::strcpy(dst, src)
     })
 }
@@ -215,7 +243,7 @@ with_site!(strcpy => strcpy_impl, "rdx");
 extern "C" fn stpcpy_impl(dst: *mut c_char, src: *const c_char, site: u64) -> *mut c_char {
     let measure = || [length(src, usize::MAX) as u64 + 1; 2];
     // SAFETY: forwarding.
-    copying((dst, src), true, site, measure, || unsafe {
+    copying((dst, src), writable_string(src), site, measure, || unsafe {
         real::stpcpy(dst, src)
     })
 }
@@ -233,7 +261,7 @@ extern "C" fn strncpy_impl(
         return dst;
     }
     // SAFETY: forwarding.
-    copying((dst, src), true, site, measure, || unsafe {
+    copying((dst, src), writable_string(src), site, measure, || unsafe {
         real::strncpy(dst, src, n)
     })
 }
@@ -251,7 +279,7 @@ fn appended(dst: *const c_char, src: *const c_char, max: usize) -> [u64; 2] {
 extern "C" fn strcat_impl(dst: *mut c_char, src: *const c_char, site: u64) -> *mut c_char {
     let measure = || appended(dst, src, usize::MAX);
     // SAFETY: forwarding.
-    copying((dst, src), true, site, measure, || unsafe {
+    copying((dst, src), writable_string(src), site, measure, || unsafe {
         real::strcat(dst, src)
     })
 }
@@ -265,9 +293,13 @@ extern "C" fn strncat_impl(
 ) -> *mut c_char {
     let measure = || appended(dst, src, n);
     // SAFETY: forwarding.
-    copying((dst, src), n > 0, site, measure, || unsafe {
-        real::strncat(dst, src, n)
-    })
+    copying(
+        (dst, src),
+        n > 0 && writable_string(src),
+        site,
+        measure,
+        || unsafe { real::strncat(dst, src, n) },
+    )
 }
 with_site!(strncat => strncat_impl, "rcx");
 
