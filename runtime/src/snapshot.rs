@@ -83,6 +83,16 @@ pub(crate) fn redirect(path: *const c_char, flags: c_int) -> Option<[u8; 4096]> 
     sys::join(mode::TRACE_DIR.get(), snapshot_name(value - 1, &mut name))
 }
 
+/// After a rename gave `path` the contents of another name: the program's
+/// own, as if it had opened `path` for writing (replay would otherwise
+/// find a file it read there changed since the recording, made anew by
+/// the replayed program itself).
+pub(crate) fn replaced(path: *const c_char) {
+    if mode::active() && !path.is_null() {
+        opened(path, libc::O_WRONLY, 0);
+    }
+}
+
 /// After an open of `path` with `flags` gave `fd` (inside its event): a
 /// path opened for writing goes live; record copies a regular file opened
 /// for reading the first time, or, without snapshots, notes its size and

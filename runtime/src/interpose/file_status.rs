@@ -97,8 +97,14 @@ extern "C" fn unlinkat_impl(dir: c_int, path: *const c_char, flags: c_int, site:
 with_site!(unlinkat => unlinkat_impl, "rcx");
 
 extern "C" fn rename_impl(from: *const c_char, to: *const c_char, site: u64) -> c_int {
-    // SAFETY: forwarding.
-    on_names(EventKind::Write, site, || unsafe { real::rename(from, to) })
+    on_names(EventKind::Write, site, || {
+        // SAFETY: forwarding.
+        let r = unsafe { real::rename(from, to) };
+        if r == 0 {
+            crate::snapshot::replaced(to);
+        }
+        r
+    })
 }
 with_site!(rename => rename_impl, "rdx");
 
