@@ -384,23 +384,26 @@ impl RecordThread {
         if !self.keeps_held_across(now, quantum) {
             self.retire_held(now, quantum, None);
         }
-        let (clock, synced) = self.shared_read_clock(stripe);
+        let (clock, synced) = self.clock_on(stripe);
         self.log_plain_access(clock, access, synced);
         true
     }
 
-    /// The clock of a lock-free read of read-shared `stripe`, and whether
-    /// it is a synced step. A private step if the stripe's clock (past its
-    /// last write's) is below the start of the thread's current run of
-    /// private steps: the analysis order handed that run's first entry out
-    /// only after every other log's entries below it, the write among them,
-    /// so the read may go on in the run (a write ending the sharing takes
-    /// a clock past every reader's). Threads reading a shared row or table
-    /// between their own accesses (LU's pivot row, n-body's positions) then
-    /// stay in one run instead of ending it at every such read (39 M runs
-    /// of 3 entries in `lu 500 4`). Otherwise past the stripe's clock.
+    /// The clock of an entry on `stripe` (locked by this thread, or
+    /// read-shared and read without its lock), and whether it is a synced
+    /// step. A private step if the stripe's clock is below the thread's
+    /// synced clock, the start of its current run of private steps: the
+    /// analysis order handed that run's first entry out only after every
+    /// other log's entries below it, so everything on the stripe came
+    /// before and the entry may go on in the run (the next taker, or the
+    /// write that ends a sharing, takes a clock past it: ARCHITECTURE.md,
+    /// "Private steps"). Threads reading a shared row between their own
+    /// accesses (LU's pivot row, n-body's positions), or taking stripes
+    /// nobody else touched lately (a sort's scattered writes), then stay in
+    /// one run instead of ending it at each (39 M runs of 3 entries in
+    /// `lu 500 4`). Otherwise past the stripe's clock.
     #[inline]
-    fn shared_read_clock(&self, stripe: u32) -> (u64, bool) {
+    fn clock_on(&self, stripe: u32) -> (u64, bool) {
         let stripe_clock = StripeSet::stripe_clock(stripe);
         if stripe_clock < self.synced_clock.get() {
             (self.clock.get() + PRIVATE_CLOCK_STEP, false)
@@ -975,8 +978,7 @@ impl RecordThread {
     /// [`Self::append_on`] for a plain access on one `stripe` the thread
     /// holds, its clock moved by `step`: [`PRIVATE_CLOCK_STEP`] only after
     /// [`Self::hold_access_fast`], whose stripe the thread has held since
-    /// its last access to it, or by [`Self::append_on_taken_stripe`]'s
-    /// rule (ARCHITECTURE.md, "Private steps").
+    /// its last access to it (ARCHITECTURE.md, "Private steps").
     #[inline(always)]
     pub(crate) fn append_on_stripe(&self, stripe: u32, access: PlainAccess, step: u64) {
         let clock = StripeSet::advance_stripe_clock(stripe, self.clock.get(), step);
@@ -984,20 +986,13 @@ impl RecordThread {
     }
 
     /// [`Self::append_on_stripe`] for a plain access on one `stripe` the
-    /// thread has just taken: a private step if the stripe's clock is
-    /// below the thread's synced clock (every entry on the stripe then came
-    /// before the start of the thread's current run of private steps in
-    /// the analysis order: ARCHITECTURE.md, "Private steps"), else a synced
-    /// one. A thread taking stripes nobody else touched lately (a sort's
-    /// scattered writes, an FFT's next block) stays in one run.
+    /// thread has just taken, at [`Self::clock_on`]'s clock (the stripe's
+    /// clock loaded once).
     #[inline(always)]
     pub(crate) fn append_on_taken_stripe(&self, stripe: u32, access: PlainAccess) {
-        let step = if StripeSet::stripe_clock(stripe) < self.synced_clock.get() {
-            PRIVATE_CLOCK_STEP
-        } else {
-            SYNCED_CLOCK_STEP
-        };
-        self.append_on_stripe(stripe, access, step);
+        let (clock, synced) = self.clock_on(stripe);
+        StripeSet::store_stripe_clock(stripe, clock);
+        self.log_plain_access(clock, access, synced);
     }
 
     /// Logs a plain access at `clock`, in its compact form if it has one

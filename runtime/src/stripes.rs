@@ -888,6 +888,13 @@ impl StripeSet {
         clock
     }
 
+    /// Stores `clock`, the clock of an entry just taken on locked `stripe`
+    /// (above the stripe's: a plain store, see [`Self::advance_clock`]).
+    #[inline(always)]
+    pub(crate) fn store_stripe_clock(stripe: u32, clock: u64) {
+        TABLE[stripe as usize].clock.store(clock, Ordering::Relaxed);
+    }
+
     /// Takes the next Lamport clock for an entry on these (locked) stripes.
     pub(crate) fn advance_clock(&self, thread_clock: u64) -> u64 {
         let newest = self

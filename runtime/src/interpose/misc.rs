@@ -422,19 +422,21 @@ extern "C" fn exit_now_impl(status: c_int, site: u64) {
 with_site!(_exit => exit_now_impl, "rsi");
 with_site!(_Exit => exit_now_impl, "rsi");
 
-/// Wrappers that only release the thread's stripes before a call that may
-/// block or wait for another thread.
-macro_rules! releasing {
-    ($(fn $name:ident($($arg:ident: $t:ty),*) -> $ret:ty;)*) => {$(
+/// Wrappers that make the real call inside `$around` (an `events` shape
+/// for a call that is no event).
+macro_rules! forwarded_within {
+    ($around:path: $(fn $name:ident($($arg:ident: $t:ty),*) -> $ret:ty;)*) => {$(
         #[unsafe(no_mangle)]
         pub extern "C" fn $name($($arg: $t),*) -> $ret {
             // SAFETY: forwarding.
-            events::sleeping_call(|| unsafe { real::$name($($arg),*) })
+            $around(|| unsafe { real::$name($($arg),*) })
         }
     )*};
 }
 
-releasing! {
+// Calls that may block or wait for another thread: the thread's stripes
+// are released first.
+forwarded_within! { events::sleeping_call:
     fn sleep(s: c_uint) -> c_uint;
     fn usleep(us: libc::useconds_t) -> c_int;
     fn nanosleep(req: *const timespec, rem: *mut timespec) -> c_int;
@@ -445,25 +447,15 @@ releasing! {
     fn select(n: c_int, r: *mut libc::fd_set, w: *mut libc::fd_set, e: *mut libc::fd_set, t: *mut timeval) -> c_int;
 }
 
-/// Wrappers of calls that wait for a signal, which another thread of the
-/// program may send (`pthread_kill`, as pbzip2's main thread wakes its
-/// signal thread once its workers are joined): the sending is no event, so
-/// the waiter's next event takes a clock past every thread's
-/// (`events::hidden_blocking_call`). Without that, its first event after
-/// waking (a read of the signal number, on its own stack: a private step)
-/// came early in the merged order, the other threads' exits were made to
-/// wait for it, and replay deadlocked before the sender sent.
-macro_rules! waiting_for_a_signal {
-    ($(fn $name:ident($($arg:ident: $t:ty),*) -> $ret:ty;)*) => {$(
-        #[unsafe(no_mangle)]
-        pub extern "C" fn $name($($arg: $t),*) -> $ret {
-            // SAFETY: forwarding.
-            events::hidden_blocking_call(|| unsafe { real::$name($($arg),*) })
-        }
-    )*};
-}
-
-waiting_for_a_signal! {
+// Calls that wait for a signal, which another thread of the program may
+// send (`pthread_kill`, as pbzip2's main thread wakes its signal thread
+// once its workers are joined): the sending is no event, so the waiter's
+// next event takes a clock past every thread's
+// (`events::hidden_blocking_call`). Without that, its first event after
+// waking (a read of the signal number, on its own stack: a private step)
+// came early in the merged order, the other threads' exits were made to
+// wait for it, and replay deadlocked before the sender sent.
+forwarded_within! { events::hidden_blocking_call:
     fn pause() -> c_int;
     fn sigsuspend(mask: *const libc::sigset_t) -> c_int;
     fn sigwait(set: *const libc::sigset_t, sig: *mut c_int) -> c_int;

@@ -119,12 +119,16 @@ fn copying<R>(
     ranges_call(site, ranges, measure, op)
 }
 
-extern "C" fn strlen_impl(s: *const c_char, site: u64) -> size_t {
+/// A call reading the whole C string at `s` (for `strchr`: the bytes it
+/// reads up to a match depend on the contents, so all of them).
+fn reading_string<R>(s: *const c_char, site: u64, op: impl FnOnce() -> R) -> R {
     let measure = || length(s, usize::MAX) as u64 + 1;
+    reading(s.cast(), writable_string(s), site, measure, op)
+}
+
+extern "C" fn strlen_impl(s: *const c_char, site: u64) -> size_t {
     // SAFETY: forwarding.
-    reading(s.cast(), writable_string(s), site, measure, || unsafe {
-        real::strlen(s)
-    })
+    reading_string(s, site, || unsafe { real::strlen(s) })
 }
 with_site!(strlen => strlen_impl, "rsi");
 
@@ -142,21 +146,14 @@ extern "C" fn strnlen_impl(s: *const c_char, max: size_t, site: u64) -> size_t {
 with_site!(strnlen => strnlen_impl, "rdx");
 
 extern "C" fn strchr_impl(s: *const c_char, c: c_int, site: u64) -> *mut c_char {
-    // (The whole string: the bytes read up to a match depend on it.)
-    let measure = || length(s, usize::MAX) as u64 + 1;
     // SAFETY: forwarding.
-    reading(s.cast(), writable_string(s), site, measure, || unsafe {
-        real::strchr(s, c)
-    })
+    reading_string(s, site, || unsafe { real::strchr(s, c) })
 }
 with_site!(strchr => strchr_impl, "rdx");
 
 extern "C" fn strrchr_impl(s: *const c_char, c: c_int, site: u64) -> *mut c_char {
-    let measure = || length(s, usize::MAX) as u64 + 1;
     // SAFETY: forwarding.
-    reading(s.cast(), writable_string(s), site, measure, || unsafe {
-        real::strrchr(s, c)
-    })
+    reading_string(s, site, || unsafe { real::strrchr(s, c) })
 }
 with_site!(strrchr => strrchr_impl, "rdx");
 
@@ -231,21 +228,22 @@ extern "C" fn strncmp_impl(a: *const c_char, b: *const c_char, n: size_t, site: 
 }
 with_site!(strncmp => strncmp_impl, "rcx");
 
-extern "C" fn strcpy_impl(dst: *mut c_char, src: *const c_char, site: u64) -> *mut c_char {
+/// `strcpy` and `stpcpy`: the string at `src` read whole, as many bytes
+/// written at `dst`.
+fn copying_string<R>(dst: *mut c_char, src: *const c_char, site: u64, op: impl FnOnce() -> R) -> R {
     let measure = || [length(src, usize::MAX) as u64 + 1; 2];
+    copying((dst, src), writable_string(src), site, measure, op)
+}
+
+extern "C" fn strcpy_impl(dst: *mut c_char, src: *const c_char, site: u64) -> *mut c_char {
     // SAFETY: forwarding.
-    copying((dst, src), writable_string(src), site, measure, || unsafe {
-        real::strcpy(dst, src)
-    })
+    copying_string(dst, src, site, || unsafe { real::strcpy(dst, src) })
 }
 with_site!(strcpy => strcpy_impl, "rdx");
 
 extern "C" fn stpcpy_impl(dst: *mut c_char, src: *const c_char, site: u64) -> *mut c_char {
-    let measure = || [length(src, usize::MAX) as u64 + 1; 2];
     // SAFETY: forwarding.
-    copying((dst, src), writable_string(src), site, measure, || unsafe {
-        real::stpcpy(dst, src)
-    })
+    copying_string(dst, src, site, || unsafe { real::stpcpy(dst, src) })
 }
 with_site!(stpcpy => stpcpy_impl, "rdx");
 
