@@ -10,9 +10,11 @@
 //! `crate::record` is unchanged) with one turn per quantum instead.
 //!
 //! Which stripes are kept: only one another thread held last (a private
-//! stripe goes back at the next hook, as without a quantum), only while
-//! kept stripes get used again often enough for the quantum's length
-//! (`Kept::worth_keeping`), and each for a
+//! stripe goes back at the next hook, as without a quantum), only if
+//! keeping it paid the last time (used again at least once per
+//! `HOOKS_PER_HIT` hooks kept: a verdict each stripe carries, `Kept::judge`),
+//! or, for a stripe never judged, while the thread's kept stripes get used
+//! again that often (`Kept::worth_keeping`), and each for a
 //! random 1 to `QUANTUM` hooks (`Kept::jittered_start`), so that turns fall
 //! anywhere in a thread's code as native preemption's do, and races such as
 //! lost updates keep showing.
@@ -43,7 +45,7 @@
 //! twice; nothing kept inside a call that keeps its own stripes.
 
 use core::cell::Cell;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 
 /// The environment variable the recorder sets: hooks per quantum, 0 for
 /// none (every stripe back at the next hook).
@@ -79,6 +81,40 @@ pub(crate) fn configure(value: Option<&[u8]>) {
         Some(None) => crate::sys::warn(&[
             b"RR_LITE_QUANTUM must be a number of hooks: recording without a quantum",
         ]),
+    }
+}
+
+/// Stripe numbers [`keeping_paid`] covers: every stripe (`crate::stripes`
+/// asserts its count fits).
+pub(crate) const JUDGED_STRIPES: usize = 1 << 16;
+
+/// Whether keeping each stripe for the quantum paid the last time a thread
+/// kept it (`KEEPING_*`, by stripe number): the next thread to claim it
+/// decides by it ([`Kept::worth_keeping`]). Written by the holder as it
+/// gives the stripe back; a hint only, so relaxed.
+static KEEPING: [AtomicU8; JUDGED_STRIPES] =
+    [const { AtomicU8::new(KEEPING_UNJUDGED) }; JUDGED_STRIPES];
+/// [`KEEPING`]: never judged, paid, did not pay.
+const KEEPING_UNJUDGED: u8 = 0;
+const KEEPING_PAID: u8 = 1;
+const KEEPING_UNPAID: u8 = 2;
+
+/// Whether keeping `stripe` paid the last time it was kept (`None`: never
+/// judged).
+#[inline]
+pub(crate) fn keeping_paid(stripe: u32) -> Option<bool> {
+    match KEEPING.get(stripe as usize)?.load(Ordering::Relaxed) {
+        KEEPING_PAID => Some(true),
+        KEEPING_UNPAID => Some(false),
+        _ => None,
+    }
+}
+
+/// Notes whether keeping `stripe` `paid`.
+fn judge_keeping(stripe: u32, paid: bool) {
+    if let Some(verdict) = KEEPING.get(stripe as usize) {
+        let paid = if paid { KEEPING_PAID } else { KEEPING_UNPAID };
+        verdict.store(paid, Ordering::Relaxed);
     }
 }
 
@@ -143,22 +179,30 @@ impl<const N: usize> Slots<N> {
     /// Removes and returns a stripe held for `limit` hooks or more at hook
     /// `now`.
     fn pop_expired(&self, now: u32, limit: u32) -> Option<u32> {
+        Some(self.free(self.expired(now, limit)?))
+    }
+
+    /// The slot of a stripe held for `limit` hooks or more at hook `now`.
+    fn expired(&self, now: u32, limit: u32) -> Option<usize> {
         if self.is_empty() {
             return None;
         }
-        let at = (0..N).find(|&i| {
+        (0..N).find(|&i| {
             self.stripes[i].get() != NO_STRIPE && now.wrapping_sub(self.since[i].get()) >= limit
-        })?;
-        Some(self.free(at))
+        })
     }
 
     /// Removes and returns any stripe held here.
     fn pop(&self) -> Option<u32> {
+        Some(self.free(self.occupied()?))
+    }
+
+    /// The slot of any stripe held here.
+    fn occupied(&self) -> Option<usize> {
         if self.is_empty() {
             return None;
         }
-        let at = (0..N).find(|&i| self.stripes[i].get() != NO_STRIPE)?;
-        Some(self.free(at))
+        (0..N).find(|&i| self.stripes[i].get() != NO_STRIPE)
     }
 }
 
@@ -169,6 +213,14 @@ pub(crate) struct Kept {
     slots: Slots<MAX_KEPT>,
     /// The hook at which each slot's stripe was last used (put back).
     used: [Cell<u32>; MAX_KEPT],
+    /// The hook at which each slot's stripe began to be kept, and its uses
+    /// since: whether keeping it paid, judged when it goes back
+    /// ([`Kept::judge`]).
+    first: [Cell<u32>; MAX_KEPT],
+    uses: [Cell<u32>; MAX_KEPT],
+    /// The same for the stripe last taken out of its slot for an access
+    /// ([`Kept::take`]), which the next hook puts back ([`Kept::insert`]).
+    taken: Cell<Taken>,
     /// The thread's hooks so far (wrapping).
     hooks: Cell<u32>,
     /// Generator state for [`Kept::jittered_start`] (`crate::chaos::mix`;
@@ -206,12 +258,35 @@ const DECAY_AT: u32 = 512;
 /// while a stripe touched once and left (a random slot of a shared array)
 /// goes to its waiter within a few hooks, however long the quantum.
 pub(crate) const IDLE_HOOKS: u32 = 16;
+/// A stripe kept for fewer hooks than this tells nothing about whether
+/// keeping it pays (its random quantum may have been a few hooks).
+const JUDGED_AFTER: u32 = 2 * HOOKS_PER_HIT;
+
+/// A kept stripe out of its slot for an access: which, when its keeping
+/// began and its uses since (this one counted).
+#[derive(Debug, Clone, Copy)]
+struct Taken {
+    stripe: u32,
+    first: u32,
+    uses: u32,
+}
+
+impl Taken {
+    const NONE: Taken = Taken {
+        stripe: NO_STRIPE,
+        first: 0,
+        uses: 0,
+    };
+}
 
 impl Kept {
     pub(crate) const fn new() -> Kept {
         Kept {
             slots: Slots::new(),
             used: [const { Cell::new(0) }; MAX_KEPT],
+            first: [const { Cell::new(0) }; MAX_KEPT],
+            uses: [const { Cell::new(0) }; MAX_KEPT],
+            taken: Cell::new(Taken::NONE),
             hooks: Cell::new(0),
             rng: Cell::new(0),
             hits: Cell::new(0),
@@ -220,17 +295,36 @@ impl Kept {
         }
     }
 
-    /// Whether to keep a shared stripe just taken, under a `quantum`: yes
-    /// while kept stripes are used again often enough (see
-    /// [`HOOKS_PER_HIT`]), and for one in [`SAMPLE_EVERY`] otherwise.
+    /// Whether to keep a shared stripe just taken, under a `quantum`, whose
+    /// last keeping `paid` (its verdict, [`keeping_paid`]; `None`:
+    /// never judged): a stripe that paid is kept, one that did not only in
+    /// [`SAMPLE_EVERY`] (judged again then); one never judged while the
+    /// thread's kept stripes are used again often enough (see
+    /// [`HOOKS_PER_HIT`]), and in [`SAMPLE_EVERY`] otherwise. The thread's
+    /// counts alone mix every stripe it keeps: a thread bumping a shared
+    /// index between writes to the buffer it appends to kept neither, since
+    /// the buffer's blocks, used a few times each and left, outnumber the
+    /// index (`shared_index 3000000 4`: a turn every ~100 appends whatever
+    /// the quantum).
     #[inline]
-    pub(crate) fn worth_keeping(&self, quantum: u32) -> bool {
+    pub(crate) fn worth_keeping(&self, quantum: u32, paid: Option<bool>) -> bool {
+        if paid == Some(true) {
+            return true;
+        }
+        if paid == Some(false) {
+            return self.sampled();
+        }
         let per_given_back = (quantum / (2 * HOOKS_PER_HIT)).max(MIN_HITS_PER_GIVEN_BACK);
         if u64::from(self.hits.get())
             >= u64::from(per_given_back) * u64::from(self.given_back.get())
         {
             return true;
         }
+        self.sampled()
+    }
+
+    /// True once in [`SAMPLE_EVERY`] calls.
+    fn sampled(&self) -> bool {
         let skipped = self.skipped.get().wrapping_add(1);
         self.skipped.set(skipped);
         skipped.is_multiple_of(SAMPLE_EVERY)
@@ -297,22 +391,52 @@ impl Kept {
             return None;
         }
         let at = self.slots.slot_of(stripe)?;
+        self.taken.set(Taken {
+            stripe,
+            first: self.first[at].get(),
+            uses: self.uses[at].get() + 1,
+        });
         self.slots.free(at);
         self.count(&self.hits);
         Some(self.slots.since[at].get())
     }
 
     /// Keeps `stripe`, taken at hook `since` and used at hook `now`;
-    /// returns the stripe it pushed out (the one kept longest) when full.
+    /// returns the stripe it pushed out when full: the one used least
+    /// recently (not the one taken first: that was a shared index used
+    /// every few hooks as often as a block of the buffer left behind).
     pub(crate) fn insert(&self, stripe: u32, since: u32, now: u32) -> Option<u32> {
         let at = self.slots.slot_of(NO_STRIPE).unwrap_or_else(|| {
             self.count(&self.given_back);
-            (0..MAX_KEPT)
-                .max_by_key(|&i| now.wrapping_sub(self.slots.since[i].get()))
-                .unwrap_or(0)
+            let lru = (0..MAX_KEPT)
+                .max_by_key(|&i| now.wrapping_sub(self.used[i].get()))
+                .unwrap_or(0);
+            self.judge(lru, now);
+            lru
         });
         self.used[at].set(now);
+        let taken = self.taken.replace(Taken::NONE);
+        let (first, uses) = if taken.stripe == stripe {
+            (taken.first, taken.uses)
+        } else {
+            (now, 0)
+        };
+        self.first[at].set(first);
+        self.uses[at].set(uses);
         self.slots.put(at, stripe, since)
+    }
+
+    /// Notes for slot `at`'s stripe, going back at hook `now`, whether
+    /// keeping it paid: used again at least once per [`HOOKS_PER_HIT`]
+    /// hooks kept ([`keeping_paid`]: what the next thread to claim it
+    /// decides by, [`Self::worth_keeping`]). A stripe kept too briefly to
+    /// tell keeps its verdict.
+    fn judge(&self, at: usize, now: u32) {
+        let kept_for = now.wrapping_sub(self.first[at].get());
+        if kept_for >= JUDGED_AFTER {
+            let paid = self.uses[at].get().saturating_mul(HOOKS_PER_HIT) >= kept_for;
+            judge_keeping(self.slots.stripes[at].get(), paid);
+        }
     }
 
     /// Removes and returns a kept stripe not used for [`IDLE_HOOKS`] or
@@ -346,6 +470,8 @@ impl Kept {
             stripe != NO_STRIPE && now.wrapping_sub(self.used[i].get()) >= idle && wanted(stripe)
         })?;
         self.count(&self.given_back);
+        // (`now` is 0 for `pop_wanted`.)
+        self.judge(at, self.hooks.get());
         Some(self.slots.free(at))
     }
 
@@ -353,14 +479,17 @@ impl Kept {
     /// hook `now`.
     #[inline]
     pub(crate) fn pop_expired(&self, now: u32, quantum: u32) -> Option<u32> {
-        let stripe = self.slots.pop_expired(now, quantum)?;
+        let at = self.slots.expired(now, quantum)?;
         self.count(&self.given_back);
-        Some(stripe)
+        self.judge(at, now);
+        Some(self.slots.free(at))
     }
 
     /// Removes and returns any kept stripe.
     pub(crate) fn pop(&self) -> Option<u32> {
-        self.slots.pop()
+        let at = self.slots.occupied()?;
+        self.judge(at, self.hooks.get());
+        Some(self.slots.free(at))
     }
 }
 
@@ -519,14 +648,14 @@ mod tests {
     #[test]
     fn keeping_stops_while_kept_stripes_are_not_used_again_and_resumes_when_they_are() {
         let kept = Kept::new();
-        assert!(kept.worth_keeping(64), "keeps from the start");
+        assert!(kept.worth_keeping(64, None), "keeps from the start");
         // Stripes kept and given back unused (random shared slots).
         for now in 0..64u32 {
             kept.insert(now, now, now);
             assert_eq!(kept.pop_expired(now + 4, 4), Some(now));
         }
         let kept_now = (0..SAMPLE_EVERY * 4)
-            .filter(|_| kept.worth_keeping(64))
+            .filter(|_| kept.worth_keeping(64, None))
             .count();
         assert_eq!(kept_now, 4, "one in SAMPLE_EVERY");
         // A stripe used again and again (a shared index).
@@ -534,7 +663,7 @@ mod tests {
             kept.insert(7, now, now);
             assert_eq!(kept.take(7), Some(now));
         }
-        assert!(kept.worth_keeping(64));
+        assert!(kept.worth_keeping(64, None));
     }
 
     #[test]
@@ -550,11 +679,40 @@ mod tests {
             kept.insert(now, now, now);
             assert_eq!(kept.pop_expired(now + 4, 4), Some(now));
         }
-        assert!(kept.worth_keeping(64));
+        assert!(kept.worth_keeping(64, None));
         let kept_now = (0..SAMPLE_EVERY * 4)
-            .filter(|_| kept.worth_keeping(1024))
+            .filter(|_| kept.worth_keeping(1024, None))
             .count();
         assert_eq!(kept_now, 4, "one in SAMPLE_EVERY");
+    }
+
+    /// A shared index bumped every few hooks, kept beside a buffer's
+    /// blocks used a few times each and left: the index's keeping paid, a
+    /// block's did not, whatever the thread's counts say; a stripe kept
+    /// too briefly keeps its verdict. (Stripes no other test uses: the
+    /// verdicts live in the process's stripe table.)
+    #[test]
+    fn each_kept_stripe_is_judged_on_its_own_uses() {
+        let (index, block, brief) = (30_001, 30_002, 30_003);
+        let kept = Kept::new();
+        kept.insert(index, 0, 0);
+        kept.insert(block, 0, 0);
+        for now in (3..300).step_by(3) {
+            assert_eq!(kept.take(index), Some(0));
+            kept.insert(index, 0, now);
+        }
+        assert_eq!(kept.pop_expired(300, 300), Some(index));
+        assert_eq!(keeping_paid(index), Some(true));
+        assert_eq!(kept.pop_expired(300, 300), Some(block));
+        assert_eq!(keeping_paid(block), Some(false));
+        let unpaid_kept = (0..SAMPLE_EVERY * 2)
+            .filter(|_| kept.worth_keeping(4096, Some(false)))
+            .count();
+        assert_eq!(unpaid_kept, 2, "one in SAMPLE_EVERY, to judge it again");
+        assert!(kept.worth_keeping(4096, Some(true)));
+        kept.insert(brief, 0, 0);
+        assert_eq!(kept.pop_expired(JUDGED_AFTER - 1, 1), Some(brief));
+        assert_eq!(keeping_paid(brief), None, "too brief to tell");
     }
 
     #[test]

@@ -818,7 +818,9 @@ impl RecordThread {
             Some(stripe)
                 if StripeSet::claim(stripe, me, writes)
                     && !StripeSet::note_written_in_turn(stripe)
-                    && self.kept.worth_keeping(quantum) =>
+                    && self
+                        .kept
+                        .worth_keeping(quantum, crate::quantum::keeping_paid(stripe)) =>
             {
                 self.kept.jittered_start(now, quantum, me)
             }

@@ -112,6 +112,8 @@ const REGIONS: u32 = DATA_STRIPES / REGION_BLOCKS;
 /// Index of the first region stripe (after the data and pseudo stripes).
 const REGION_BASE: u32 = DATA_STRIPES + PSEUDO_STRIPES;
 const STRIPES: usize = (DATA_STRIPES + PSEUDO_STRIPES + REGIONS) as usize;
+// The quantum's verdicts cover every stripe.
+const _: () = assert!(STRIPES <= crate::quantum::JUDGED_STRIPES);
 /// Longest a parked waiter sleeps before re-checking: wake-ups are not
 /// lost, but a holder asleep outside the runtime never sends one.
 const HANDOVER_CHECK_NS: u64 = handover::HANDOVER_AFTER_NS / 2;
