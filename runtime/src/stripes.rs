@@ -189,8 +189,8 @@ struct Stripe {
     /// Bumped whenever the lock is handed on while a waiter sleeps: the
     /// word parked waiters wait on (a futex is 32 bits; `lock` is 64).
     wakeups: AtomicU32,
-    /// The holder's fields from the second line on.
-    _waiters_line: [u8; 44],
+    /// Up to the second line, where the holder's fields start.
+    _rest_of_waiters_line: [u8; 44],
     /// Lamport clock of the last entry on this stripe; written under the lock.
     clock: AtomicU64,
     /// Logical id + 1 of the thread that took the lock last (0: none yet),
@@ -211,7 +211,7 @@ impl Stripe {
             lock: AtomicU64::new(0),
             sleepers: AtomicU32::new(0),
             wakeups: AtomicU32::new(0),
-            _waiters_line: [0; 44],
+            _rest_of_waiters_line: [0; 44],
             clock: AtomicU64::new(0),
             last_holder: AtomicU32::new(0),
             shared: AtomicU32::new(0),
