@@ -1156,8 +1156,11 @@ fn a_program_built_by_another_build_is_named_at_record_and_replay() {
 /// read-shared data and copies.
 #[test]
 fn the_analysis_order_finds_the_pairs_of_the_clock_order() {
-    let programs: [(&str, &[&str]); 6] = [
+    let programs: [(&str, &[&str]); 7] = [
         ("racy_counter", &["4", "2000"]),
+        // Stripes kept for the quantum, used on the fast path (a private
+        // step on a kept stripe: `RecordThread::hold_kept_fast`).
+        ("replay_shared_index", &["20000"]),
         ("barrier_stencil", &[]),
         ("replay_read_shared", &["500"]),
         ("memcpy_shared", &[]),

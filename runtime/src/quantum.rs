@@ -401,6 +401,54 @@ impl Kept {
         Some(self.slots.since[at].get())
     }
 
+    /// The slot of kept `stripe`, if it is kept.
+    #[inline]
+    pub(crate) fn slot_of(&self, stripe: u32) -> Option<usize> {
+        self.slots.slot_of(stripe)
+    }
+
+    /// [`Self::take`] of the stripe in slot `at` and [`Self::insert`] of
+    /// `held`, the last access's stripe (taken at hook `since`, used at hook
+    /// `now`), in one: `held` takes the slot. Returns the hook the stripe
+    /// taken out was taken at. (The fast path for threads that go back and
+    /// forth between kept stripes: `RecordThread::hold_kept_fast`.)
+    #[inline]
+    pub(crate) fn trade(&self, at: usize, held: u32, since: u32, now: u32) -> u32 {
+        let taken = self.taken.get();
+        let (first, uses) = if taken.stripe == held {
+            (taken.first, taken.uses)
+        } else {
+            (now, 0)
+        };
+        self.taken.set(Taken {
+            stripe: self.slots.stripes[at].get(),
+            first: self.first[at].get(),
+            uses: self.uses[at].get() + 1,
+        });
+        self.count(&self.hits);
+        let taken_since = self.slots.since[at].replace(since);
+        self.slots.stripes[at].set(held);
+        self.used[at].set(now);
+        self.first[at].set(first);
+        self.uses[at].set(uses);
+        taken_since
+    }
+
+    /// The last access's kept `stripe` used again by this access: what
+    /// [`Self::insert`] then [`Self::take`] of it would count, without
+    /// either.
+    #[inline]
+    pub(crate) fn use_taken_again(&self, stripe: u32) {
+        let taken = self.taken.get();
+        if taken.stripe == stripe {
+            self.taken.set(Taken {
+                uses: taken.uses + 1,
+                ..taken
+            });
+        }
+        self.count(&self.hits);
+    }
+
     /// Keeps `stripe`, taken at hook `since` and used at hook `now`;
     /// returns the stripe it pushed out when full: the one used least
     /// recently (not the one taken first: that was a shared index used
@@ -510,6 +558,17 @@ const RECENT_SCAN_EVERY: u32 = 32;
 #[inline]
 pub(crate) fn recent_scan_at(now: u32) -> bool {
     now.is_multiple_of(RECENT_SCAN_EVERY)
+}
+
+/// Kept stripes are looked at for expiry and for waiters every this many
+/// hooks on the fast path (`RecordThread::hold_kept_fast`), at every hook
+/// on the general one: a stripe goes back at most this many hooks late.
+const KEPT_SCAN_EVERY: u32 = 8;
+
+/// Whether hook `now` leaves kept stripes to the general path's scan.
+#[inline]
+pub(crate) fn kept_scan_at(now: u32) -> bool {
+    now.is_multiple_of(KEPT_SCAN_EVERY)
 }
 
 /// The private stripes a thread used last and still holds, so that the

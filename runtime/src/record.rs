@@ -513,8 +513,10 @@ impl RecordThread {
     /// The common case of [`Self::hold_access`] in a few instructions: the
     /// access's one `stripe` is the one the thread holds from its last
     /// access, or one of its recent private stripes; no other thread waits
-    /// for it; nothing is kept for the quantum, the last access's stripe
-    /// is not kept either (its quantum is over). Does what `hold_access`
+    /// for it; the last access's stripe is not kept for the quantum (its
+    /// quantum is over), and while stripes are kept, the hook is not one
+    /// where the general path looks at them (or it is one they are used
+    /// at: [`Self::hold_kept_fast`]). Does what `hold_access`
     /// does then (the hook counted, the recent stripes due at this hook
     /// given back, the last access's private stripe among the recent ones,
     /// `stripe` held for this access) and returns true; returns false
@@ -524,8 +526,17 @@ impl RecordThread {
     #[inline(always)]
     pub(crate) fn hold_access_fast(&self, stripe: u32, quantum: u32, writes: bool) -> bool {
         let now = self.kept.hooks().wrapping_add(1);
-        if !self.kept.is_empty() {
-            return false;
+        if !self.kept.is_empty()
+            || (self.held_one.get() == stripe && now.wrapping_sub(self.held_since.get()) < quantum)
+        {
+            if self.hold_kept_fast(stripe, quantum, writes, now) {
+                return true;
+            }
+            // A private stripe, as below, unless the kept ones are due a
+            // look (the general path's, at every 8th hook).
+            if crate::quantum::kept_scan_at(now) {
+                return false;
+            }
         }
         // (Giving back the recent stripes that are due leaves it as it is.)
         let held = self.held_one.get();
@@ -578,6 +589,84 @@ impl RecordThread {
             self.held_from.set(now);
         }
         self.held_since.set(now.wrapping_sub(quantum));
+        true
+    }
+
+    /// [`Self::hold_access_fast`] while stripes are kept for the quantum: an
+    /// access to the last access's stripe, still in its quantum, or to a
+    /// kept one, which the last access's stripe then replaces in its slot
+    /// (`quantum::Kept::trade`; one whose quantum is over, a private one,
+    /// goes among the recent ones instead). Does what [`Self::hold_access`] does then,
+    /// except the scan of the kept stripes due, left to the general path
+    /// every [`crate::quantum::kept_scan_at`] hook (and every recent scan),
+    /// and returns true; changes nothing and returns false otherwise. A
+    /// thread bumping a shared index between writes to a buffer (two kept
+    /// stripes) took the general path at every access: some 25 ns each.
+    /// The stripe has been locked by this thread since its last access to
+    /// it, as for a recent one, so the access is a private step.
+    #[inline]
+    fn hold_kept_fast(&self, stripe: u32, quantum: u32, writes: bool, now: u32) -> bool {
+        let held = self.held_one.get();
+        if crate::quantum::kept_scan_at(now)
+            || crate::quantum::recent_scan_at(now)
+            || self.serial.get()
+            || held >= HELD_SEVERAL
+        {
+            return false;
+        }
+        let held_kept = now.wrapping_sub(self.held_since.get()) < quantum;
+        let same = held == stripe;
+        if !held_kept && (same || !self.held_private.get()) {
+            // (Its quantum over: the private fast path's, or the general
+            // path gives it back.)
+            return false;
+        }
+        let me = self.id.get();
+        let at = if same {
+            None
+        } else {
+            let Some(at) = self.kept.slot_of(stripe) else {
+                return false;
+            };
+            Some(at)
+        };
+        let same_read = same && !writes;
+        if (same_read && self.polls_held(now))
+            || !StripeSet::still_held(stripe, me)
+            || self.would_spin_on_kept(stripe, writes)
+        {
+            return false;
+        }
+        // Committed: the general path's steps for this access, in order.
+        self.kept.set_hooks(now);
+        if !same_read {
+            self.held_from.set(now);
+        }
+        self.count_kept_use(stripe, writes);
+        let since = match at {
+            None => {
+                self.kept.use_taken_again(stripe);
+                None
+            }
+            Some(at) if held_kept => Some(self.kept.trade(at, held, self.held_since.get(), now)),
+            Some(_) => {
+                let since = self.kept.take(stripe);
+                if let Some(evicted) = self.recent.insert(held, now) {
+                    self.release_set(StripeSet::of_stripe(evicted));
+                }
+                since
+            }
+        };
+        if let Some(since) = since {
+            self.held_since.set(since);
+            self.held.set(StripeSet::of_stripe(stripe));
+            self.held_one.set(stripe);
+        }
+        if writes {
+            StripeSet::note_write(stripe);
+        }
+        self.held_share.set(false);
+        self.held_private.set(false);
         true
     }
 
@@ -844,18 +933,8 @@ impl RecordThread {
     /// buffer's head) or reads other kept data between (consuming from the
     /// buffer) keeps it.
     fn spins_on_kept(&self, stripe: u32, writes: bool) -> bool {
-        let same = self.polled.get() == stripe;
-        if writes {
-            // (A write elsewhere, a poll counter maybe, breaks no spin.)
-            if same {
-                self.polled.set(NOT_POLLED);
-            }
-            return false;
-        }
-        let polls = if same { self.polls.get() + 1 } else { 1 };
-        self.polled.set(stripe);
-        if polls < SPIN_READS {
-            self.polls.set(polls);
+        if !self.would_spin_on_kept(stripe, writes) {
+            self.count_kept_use(stripe, writes);
             return false;
         }
         self.polls.set(0);
@@ -864,6 +943,29 @@ impl RecordThread {
             self.release_set(StripeSet::of_stripe(kept));
         }
         true
+    }
+
+    /// Whether an access to kept `stripe` (`writes`: a write) is the
+    /// [`SPIN_READS`]th read of it in a row ([`Self::spins_on_kept`]).
+    #[inline]
+    fn would_spin_on_kept(&self, stripe: u32, writes: bool) -> bool {
+        !writes && self.polled.get() == stripe && self.polls.get() + 1 >= SPIN_READS
+    }
+
+    /// Counts an access to kept `stripe` that is no spin
+    /// ([`Self::spins_on_kept`]'s count).
+    #[inline]
+    fn count_kept_use(&self, stripe: u32, writes: bool) {
+        let same = self.polled.get() == stripe;
+        if writes {
+            // (A write elsewhere, a poll counter maybe, breaks no spin.)
+            if same {
+                self.polled.set(NOT_POLLED);
+            }
+            return;
+        }
+        self.polls.set(if same { self.polls.get() + 1 } else { 1 });
+        self.polled.set(stripe);
     }
 
     /// Holds `set`, whose single `stripe` the thread still holds from an
