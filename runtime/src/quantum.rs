@@ -414,6 +414,7 @@ impl Kept {
     /// forth between kept stripes: `RecordThread::hold_kept_fast`.)
     #[inline]
     pub(crate) fn trade(&self, at: usize, held: u32, since: u32, now: u32) -> u32 {
+        debug_assert!(self.slots.slot_of(held).is_none(), "a stripe kept twice");
         let taken = self.taken.get();
         let (first, uses) = if taken.stripe == held {
             (taken.first, taken.uses)
@@ -772,6 +773,27 @@ mod tests {
         kept.insert(brief, 0, 0);
         assert_eq!(kept.pop_expired(JUDGED_AFTER - 1, 1), Some(brief));
         assert_eq!(keeping_paid(brief), None, "too brief to tell");
+    }
+
+    /// The fast path's trade: the held stripe takes the slot of the kept
+    /// one it trades for, each keeping its start and its uses.
+    #[test]
+    fn a_trade_swaps_the_held_stripe_into_the_kept_ones_slot() {
+        let (index, block) = (30_011, 30_012);
+        let kept = Kept::new();
+        kept.insert(index, 5, 0);
+        let at = kept.slot_of(index).unwrap();
+        assert_eq!(kept.trade(at, block, 7, 10), 5, "the index's start");
+        assert_eq!((kept.slot_of(index), kept.slot_of(block)), (None, Some(at)));
+        kept.use_taken_again(index);
+        assert_eq!(kept.trade(at, index, 5, 12), 7, "the block's start");
+        assert_eq!((kept.slot_of(index), kept.slot_of(block)), (Some(at), None));
+        assert_eq!(kept.take(index), Some(5));
+        kept.insert(index, 5, 20);
+        // Kept from hook 0, used 3 times (the two trades' takes and once
+        // again): at hook 48, once per 16 hooks.
+        assert_eq!(kept.pop_expired(48, 40), Some(index));
+        assert_eq!(keeping_paid(index), Some(true));
     }
 
     #[test]
