@@ -391,14 +391,36 @@ impl Kept {
             return None;
         }
         let at = self.slots.slot_of(stripe)?;
+        self.note_taken(at);
+        self.slots.free(at);
+        Some(self.slots.since[at].get())
+    }
+
+    /// Notes the stripe in slot `at` taken out for an access, with its
+    /// start and its uses (this one counted).
+    #[inline]
+    fn note_taken(&self, at: usize) {
         self.taken.set(Taken {
-            stripe,
+            stripe: self.slots.stripes[at].get(),
             first: self.first[at].get(),
             uses: self.uses[at].get() + 1,
         });
-        self.slots.free(at);
         self.count(&self.hits);
-        Some(self.slots.since[at].get())
+    }
+
+    /// Puts `stripe`, used at hook `now`, in slot `at` with its start and
+    /// uses: those of `taken` (what [`Self::note_taken`] noted last), if
+    /// it names `stripe`; else it starts being kept now.
+    #[inline]
+    fn note_put(&self, at: usize, stripe: u32, now: u32, taken: Taken) {
+        let (first, uses) = if taken.stripe == stripe {
+            (taken.first, taken.uses)
+        } else {
+            (now, 0)
+        };
+        self.used[at].set(now);
+        self.first[at].set(first);
+        self.uses[at].set(uses);
     }
 
     /// The slot of kept `stripe`, if it is kept.
@@ -415,24 +437,12 @@ impl Kept {
     #[inline]
     pub(crate) fn trade(&self, at: usize, held: u32, since: u32, now: u32) -> u32 {
         debug_assert!(self.slots.slot_of(held).is_none(), "a stripe kept twice");
-        let taken = self.taken.get();
-        let (first, uses) = if taken.stripe == held {
-            (taken.first, taken.uses)
-        } else {
-            (now, 0)
-        };
-        self.taken.set(Taken {
-            stripe: self.slots.stripes[at].get(),
-            first: self.first[at].get(),
-            uses: self.uses[at].get() + 1,
-        });
-        self.count(&self.hits);
-        let taken_since = self.slots.since[at].replace(since);
+        // `held`'s record first: noting the stripe taken out replaces it.
+        let held_record = self.taken.get();
+        self.note_taken(at);
+        self.note_put(at, held, now, held_record);
         self.slots.stripes[at].set(held);
-        self.used[at].set(now);
-        self.first[at].set(first);
-        self.uses[at].set(uses);
-        taken_since
+        self.slots.since[at].replace(since)
     }
 
     /// The last access's kept `stripe` used again by this access: what
@@ -463,15 +473,7 @@ impl Kept {
             self.judge(lru, now);
             lru
         });
-        self.used[at].set(now);
-        let taken = self.taken.replace(Taken::NONE);
-        let (first, uses) = if taken.stripe == stripe {
-            (taken.first, taken.uses)
-        } else {
-            (now, 0)
-        };
-        self.first[at].set(first);
-        self.uses[at].set(uses);
+        self.note_put(at, stripe, now, self.taken.replace(Taken::NONE));
         self.slots.put(at, stripe, since)
     }
 
@@ -565,6 +567,9 @@ pub(crate) fn recent_scan_at(now: u32) -> bool {
 /// hooks on the fast path (`RecordThread::hold_kept_fast`), at every hook
 /// on the general one: a stripe goes back at most this many hooks late.
 const KEPT_SCAN_EVERY: u32 = 8;
+// A recent scan's hook is a kept scan's too: the kept fast path need not
+// look for either.
+const _: () = assert!(RECENT_SCAN_EVERY.is_multiple_of(KEPT_SCAN_EVERY));
 
 /// Whether hook `now` leaves kept stripes to the general path's scan.
 #[inline]

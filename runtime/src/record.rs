@@ -526,10 +526,10 @@ impl RecordThread {
     #[inline(always)]
     pub(crate) fn hold_access_fast(&self, stripe: u32, quantum: u32, writes: bool) -> bool {
         let now = self.kept.hooks().wrapping_add(1);
-        if !self.kept.is_empty()
-            || (self.held_one.get() == stripe && now.wrapping_sub(self.held_since.get()) < quantum)
-        {
-            if self.hold_kept_fast(stripe, quantum, writes, now) {
+        let held = self.held_one.get();
+        let held_expired = now.wrapping_sub(self.held_since.get()) >= quantum;
+        if !self.kept.is_empty() || (held == stripe && !held_expired) {
+            if self.hold_kept_fast(stripe, writes, now, (held, held_expired)) {
                 return true;
             }
             // A private stripe, as below, unless the kept ones are due a
@@ -539,7 +539,6 @@ impl RecordThread {
             }
         }
         // (Giving back the recent stripes that are due leaves it as it is.)
-        let held = self.held_one.get();
         if crate::quantum::recent_scan_at(now) {
             self.release_expired_recent(now);
             // (Looked at here, every few hooks: off the fast path's line.)
@@ -548,7 +547,6 @@ impl RecordThread {
             }
         }
         let me = self.id.get();
-        let held_expired = now.wrapping_sub(self.held_since.get()) >= quantum;
         if self.serial.get() && self.spins_serially(held == stripe && !writes) {
             return false;
         }
@@ -596,27 +594,29 @@ impl RecordThread {
     /// access to the last access's stripe, still in its quantum, or to a
     /// kept one, which the last access's stripe then replaces in its slot
     /// (`quantum::Kept::trade`; one whose quantum is over, a private one,
-    /// goes among the recent ones instead). Does what [`Self::hold_access`] does then,
-    /// except the scan of the kept stripes due, left to the general path
-    /// every [`crate::quantum::kept_scan_at`] hook (and every recent scan),
-    /// and returns true; changes nothing and returns false otherwise. A
+    /// goes among the recent ones instead). `held`: the last access's
+    /// stripe (`held_one`) and whether its quantum is over. Does what
+    /// [`Self::hold_access`] does then, except the scan of the kept stripes
+    /// due, left to the general path every [`crate::quantum::kept_scan_at`]
+    /// hook (every recent scan among them), and returns true; changes
+    /// nothing and returns false otherwise. A
     /// thread bumping a shared index between writes to a buffer (two kept
     /// stripes) took the general path at every access: some 25 ns each.
     /// The stripe has been locked by this thread since its last access to
     /// it, as for a recent one, so the access is a private step.
     #[inline]
-    fn hold_kept_fast(&self, stripe: u32, quantum: u32, writes: bool, now: u32) -> bool {
-        let held = self.held_one.get();
-        if crate::quantum::kept_scan_at(now)
-            || crate::quantum::recent_scan_at(now)
-            || self.serial.get()
-            || held >= HELD_SEVERAL
-        {
+    fn hold_kept_fast(
+        &self,
+        stripe: u32,
+        writes: bool,
+        now: u32,
+        (held, held_expired): (u32, bool),
+    ) -> bool {
+        if crate::quantum::kept_scan_at(now) || self.serial.get() || held >= HELD_SEVERAL {
             return false;
         }
-        let held_kept = now.wrapping_sub(self.held_since.get()) < quantum;
         let same = held == stripe;
-        if !held_kept && (same || !self.held_private.get()) {
+        if held_expired && (same || !self.held_private.get()) {
             // (Its quantum over: the private fast path's, or the general
             // path gives it back.)
             return false;
@@ -648,7 +648,9 @@ impl RecordThread {
                 self.kept.use_taken_again(stripe);
                 None
             }
-            Some(at) if held_kept => Some(self.kept.trade(at, held, self.held_since.get(), now)),
+            Some(at) if !held_expired => {
+                Some(self.kept.trade(at, held, self.held_since.get(), now))
+            }
             Some(_) => {
                 let since = self.kept.take(stripe);
                 if let Some(evicted) = self.recent.insert(held, now) {
