@@ -36,6 +36,14 @@ pub struct AnalysisArgs {
     /// event: slower). Both find the same pairs.
     #[arg(long, default_value = "runs", value_name = "runs|clock")]
     pub order: EventOrder,
+    /// Analyse at the granule given even where it makes false sharing.
+    /// By default, when most of the pairs kept at 8 bytes join accesses to
+    /// different bytes of their granule (neighbouring `int` or `float`
+    /// elements that different threads use), the analysis starts again at
+    /// 4 bytes, so replay does not wait at that false sharing
+    /// (`granule_finer_for_false_sharing` in `--json`).
+    #[arg(long)]
+    pub fixed_granule: bool,
 }
 
 impl AnalysisArgs {
@@ -45,6 +53,7 @@ impl AnalysisArgs {
             reduction: self.reduce,
             granule: self.granule,
             order: self.order,
+            finer_for_false_sharing: !self.fixed_granule,
         }
     }
 }
@@ -100,6 +109,15 @@ fn print_summary(s: &SplitStats, trace: &TraceDir) {
         s.seconds,
         s.entries_per_second / 1e6
     );
+    if s.granule_finer_for_false_sharing {
+        println!(
+            "  at {} bytes: most pairs kept at {} joined different bytes of a granule (false \
+             sharing), which replay would wait at (`--fixed-granule` keeps {})",
+            s.granule,
+            rr_lite_splitter::options::DEFAULT_GRANULE,
+            rr_lite_splitter::options::DEFAULT_GRANULE
+        );
+    }
     println!("  pairs found (per granule): {}", counts(&s.pairs_found));
     println!(
         "  across threads:            {}",
@@ -151,7 +169,7 @@ pub(crate) struct FalseSharing {
     entries: u64,
     waits: u64,
     granule: u64,
-    /// RAW and WAW pairs between threads, and those on different bytes.
+    /// Pairs between threads, and those on different bytes.
     between: u64,
     disjoint: u64,
 }
@@ -162,7 +180,7 @@ impl FalseSharing {
             entries: s.entries,
             waits: s.waits,
             granule: s.granule,
-            between: s.pairs_cross_thread.raw + s.pairs_cross_thread.waw,
+            between: s.pairs_cross_thread.raw + s.pairs_cross_thread.waw + s.pairs_cross_thread.war,
             disjoint: s.cross_thread_pairs_on_disjoint_bytes,
         }
     }
@@ -175,7 +193,7 @@ impl FalseSharing {
             entries: number(stats, "entries")?,
             waits: number(stats, "waits")?,
             granule: number(stats, "granule")?,
-            between: number(pairs, "RAW")? + number(pairs, "WAW")?,
+            between: number(pairs, "RAW")? + number(pairs, "WAW")? + number(pairs, "WAR")?,
             disjoint: number(stats, "cross_thread_pairs_on_disjoint_bytes")?,
         })
     }
@@ -190,7 +208,7 @@ impl FalseSharing {
         }
         let half = self.granule / 2;
         Some(format!(
-            "{} of the {} RAW and WAW pairs between threads join accesses to different bytes \
+            "{} of the {} pairs between threads join accesses to different bytes \
              of one {}-byte granule (false sharing: neighbouring elements that different \
              threads write), which replay may wait at. `rr-lite split --granule {half} {}` \
              tells {half}-byte elements apart (later replays use its plans; `--granule 1` \

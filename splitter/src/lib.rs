@@ -92,14 +92,66 @@ pub fn analyze_trace(
 /// The statistics count the points.
 pub fn place_sync_points(
     trace: &TraceDir,
-    mut analyzer: Analyzer,
+    analyzer: Analyzer,
     progress: &dyn Progress,
 ) -> Result<(Analysis, SyncPlan)> {
     let start = Instant::now();
-    progress.start(trace.header().map(|h| h.entries.iter().sum()));
+    let total = trace.header().map(|h| h.entries.iter().sum());
+    progress.start(total);
+    let analyzer = match read_global_order(trace, analyzer, total, progress)? {
+        Pass::Done(analyzer) => analyzer,
+        Pass::Finer(analyzer) => {
+            progress.start(total);
+            match read_global_order(trace, analyzer, total, progress)? {
+                Pass::Done(analyzer) | Pass::Finer(analyzer) => analyzer,
+            }
+        }
+    };
+    progress.stage(Stage::PlacingSyncPoints);
+    let mut analysis = analyzer.finish();
+    analysis.ensure_threads(trace.threads());
+    let plan = SyncPlan::place(&analysis.pairs, analysis.threads.len() as u32);
+    syncpoints::count_planned_points(&mut analysis, &plan);
+    analysis.stats.set_time(start.elapsed());
+    Ok((analysis, plan))
+}
+
+/// How a pass over the global order ended.
+enum Pass {
+    /// It read every entry.
+    Done(Analyzer),
+    /// It stopped early: the pairs it kept were mostly false sharing, and
+    /// this analyzer at a finer granule is to read the trace again.
+    Finer(Analyzer),
+}
+
+/// Entries after which a pass first asks whether to go to a finer granule
+/// ([`Analyzer::finer_for_false_sharing`]), and again at every doubling, while
+/// at most half of the trace is read: a pass started again loses at most
+/// what it read, and the false sharing of a program that deals an array out
+/// to threads shows in its first phase.
+const FINER_CHECK_FIRST: u64 = 1 << 22;
+/// A trace this small is read again whenever its whole pass says so.
+const FINER_CHECK_SMALL: u64 = 1 << 24;
+
+/// One pass of `analyzer` over `trace`'s global order (`total` entries, if
+/// known); see [`Pass`].
+fn read_global_order(
+    trace: &TraceDir,
+    mut analyzer: Analyzer,
+    total: Option<u64>,
+    progress: &dyn Progress,
+) -> Result<Pass> {
     let mut order = match analyzer.options().order {
         EventOrder::Runs => trace.analysis_order()?,
         EventOrder::Clock => trace.global_order()?,
+    };
+    let total = total.unwrap_or(u64::MAX);
+    let may_go_finer = analyzer.may_go_finer();
+    let mut check_at = if may_go_finer {
+        FINER_CHECK_FIRST
+    } else {
+        u64::MAX
     };
     let mut next_report = progress::PROGRESS_STEP;
     while let Some((_, run)) = order.next_run()? {
@@ -112,15 +164,24 @@ pub fn place_sync_points(
             progress.entries_read(analyzer.entries());
             next_report = analyzer.entries() + progress::PROGRESS_STEP;
         }
+        if analyzer.entries() >= check_at {
+            if let Some(finer) = analyzer.finer_for_false_sharing()? {
+                return Ok(Pass::Finer(finer));
+            }
+            check_at = check_at.saturating_mul(2);
+            if check_at > total / 2 {
+                check_at = u64::MAX;
+            }
+        }
     }
     progress.entries_read(analyzer.entries());
-    progress.stage(Stage::PlacingSyncPoints);
-    let mut analysis = analyzer.finish();
-    analysis.ensure_threads(trace.threads());
-    let plan = SyncPlan::place(&analysis.pairs, analysis.threads.len() as u32);
-    syncpoints::count_planned_points(&mut analysis, &plan);
-    analysis.stats.set_time(start.elapsed());
-    Ok((analysis, plan))
+    if may_go_finer
+        && analyzer.entries() <= FINER_CHECK_SMALL
+        && let Some(finer) = analyzer.finer_for_false_sharing()?
+    {
+        return Ok(Pass::Finer(finer));
+    }
+    Ok(Pass::Done(analyzer))
 }
 
 /// Fills in `plan`'s events from its thread's log, read as far as its last

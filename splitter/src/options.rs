@@ -75,6 +75,9 @@ option_names!(Reduction, "reduction": None => "none", Thread => "thread", Vc => 
 pub const MAX_GRANULE: u64 = 1 << 20;
 /// Default granule (SPEC: 8 bytes).
 pub const DEFAULT_GRANULE: u64 = 8;
+/// The granule the analysis goes down to from the default when most of
+/// the pairs it keeps are false sharing ([`SplitOptions::finer_for_false_sharing`]).
+pub const FALSE_SHARING_GRANULE: u64 = 4;
 
 /// The order the analysis reads a trace's events in (`--order`). Both keep
 /// the recorded order of the events on every stripe, so they find the same
@@ -101,6 +104,10 @@ pub struct SplitOptions {
     /// Granule size in bytes: a power of two, at most [`MAX_GRANULE`].
     pub granule: u64,
     pub order: EventOrder,
+    /// At the default granule, whether the analysis goes down to 4-byte
+    /// granules when most of the pairs it keeps are false sharing
+    /// (`crate::place_sync_points`).
+    pub finer_for_false_sharing: bool,
 }
 
 impl Default for SplitOptions {
@@ -110,6 +117,7 @@ impl Default for SplitOptions {
             reduction: Reduction::default(),
             granule: DEFAULT_GRANULE,
             order: EventOrder::default(),
+            finer_for_false_sharing: true,
         }
     }
 }

@@ -186,6 +186,11 @@ impl Collector {
         }
     }
 
+    /// An empty collector with this one's limit (a pass started again).
+    pub(crate) fn fresh(&self) -> Collector {
+        Collector::with_max_points(self.max_points)
+    }
+
     /// Counts a point of `kind`; the error once there are too many.
     fn count_point(&mut self, kind: EventKind) -> Result<(), SplitError> {
         self.points += 1;

@@ -60,6 +60,13 @@ pub struct SplitStats {
     pub reduction: Reduction,
     /// Granule size in bytes.
     pub granule: u64,
+    /// Whether that is [`crate::options::FALSE_SHARING_GRANULE`] instead
+    /// of the default because most of the pairs kept at the default were
+    /// false sharing (`crate::place_sync_points`).
+    pub granule_finer_for_false_sharing: bool,
+    /// The granule was asked for as it is (`--fixed-granule`): the
+    /// analysis does not go finer.
+    pub fixed_granule: bool,
     pub order: EventOrder,
     pub threads: u32,
     /// Log entries analysed.
@@ -73,9 +80,10 @@ pub struct SplitStats {
     pub pairs_cross_thread: PairCounts,
     /// Distinct event pairs kept by the selected reduction.
     pub pairs_kept: PairCounts,
-    /// Of `pairs_cross_thread`, the RAW and WAW pairs whose two accesses
-    /// touched different bytes of their granule (false sharing; counted by
-    /// the indexed finder only, 0 with the worklist).
+    /// Of `pairs_cross_thread`, the pairs whose accesses touched different
+    /// bytes of their granule (false sharing; for a WAR pair: the write and
+    /// every read of the group it closes; counted by the indexed finder
+    /// only, 0 with the worklist).
     pub cross_thread_pairs_on_disjoint_bytes: u64,
     /// Sync points in each thread's replay log, by thread id.
     pub sync_points_per_thread: Vec<u64>,
@@ -134,6 +142,8 @@ impl SplitStats {
             reduction: text("reduction")?.parse().ok()?,
             granule: json.get("granule")?.as_u64()?,
             order: text("order")?.parse().ok()?,
+            finer_for_false_sharing: json.get("fixed_granule").and_then(|f| f.as_bool())
+                != Some(true),
         };
         options.granule_shift().ok().map(|_| options)
     }

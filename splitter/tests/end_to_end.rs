@@ -365,3 +365,51 @@ fn split_reports_its_progress() {
         ["start None", "read 3", "placing sync points", "writing"]
     );
 }
+
+/// Two threads taking turns, `rounds` times, on each of 64 granules: thread
+/// `t` writes then reads `size` bytes at `offset * t` in it (4 and 4: each
+/// its own half; 0 and 8: the whole granule, shared).
+fn turns_on(offset: u64, size: u64, rounds: u64) -> Vec<RecordedEvent> {
+    let mut raw = Vec::new();
+    for _ in 0..rounds {
+        for granule in 0..64u64 {
+            for thread in 0..2u32 {
+                let at = X + 8 * granule + offset * u64::from(thread);
+                raw.push((thread, Write, at, size));
+                raw.push((thread, Read, at, size));
+            }
+        }
+    }
+    common::events(&raw)
+}
+
+fn split_stats(events: &[RecordedEvent], options: &SplitOptions) -> serde_json::Value {
+    let (dir, _) = split_dir_events(events, 2, options);
+    serde_json::from_slice(&std::fs::read(dir.path().join(SPLIT_DIR).join(STATS_FILE)).unwrap())
+        .unwrap()
+}
+
+/// Most pairs kept at 8 bytes join the two halves of a granule: the split
+/// goes to 4 bytes and keeps none of them; with `--fixed-granule`, or when
+/// the threads share whole granules, it stays at 8.
+#[test]
+fn false_sharing_makes_the_split_go_to_four_byte_granules() {
+    let halves = turns_on(4, 4, 8);
+    let finer = split_stats(&halves, &SplitOptions::default());
+    assert_eq!(finer["granule"], 4, "{finer}");
+    assert_eq!(finer["granule_finer_for_false_sharing"], true);
+    assert_eq!(finer["waits"], 0, "{finer}");
+    let fixed = SplitOptions {
+        finer_for_false_sharing: false,
+        ..SplitOptions::default()
+    };
+    let whole = split_stats(&halves, &fixed);
+    assert_eq!(
+        (whole["granule"].as_u64(), whole["fixed_granule"].as_bool()),
+        (Some(8), Some(true))
+    );
+    assert!(whole["waits"].as_u64().unwrap() > 500, "{whole}");
+    let shared = split_stats(&turns_on(0, 8, 8), &SplitOptions::default());
+    assert_eq!(shared["granule"], 8, "{shared}");
+    assert!(shared["waits"].as_u64().unwrap() > 500, "{shared}");
+}

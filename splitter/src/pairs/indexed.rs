@@ -128,6 +128,10 @@ struct GranuleState {
     /// Where the last write lay in the granule (in the padding: the state
     /// stays 24 bytes), for [`PairSink::disjoint_bytes`].
     written: Footprint,
+    /// The bytes the open read group read, a bit each ([`byte_mask`]),
+    /// for the same (a write's WAR pairs are on disjoint bytes if none of
+    /// its bytes is among them).
+    read_bytes: u8,
 }
 
 const EMPTY: GranuleState = GranuleState {
@@ -135,6 +139,7 @@ const EMPTY: GranuleState = GranuleState {
     reader: NONE,
     count: 0,
     written: Footprint::UNKNOWN,
+    read_bytes: 0,
 };
 
 /// The table-based pair finder (`--algorithm indexed`, the default).
@@ -197,8 +202,11 @@ impl IndexedFinder {
         let state = self.states.state(granule);
         // (Only compared at pairs between threads.)
         let footprint = Footprint::of(addr, size);
+        let bytes = byte_mask(granule, self.shift, addr, size);
         if writes {
             let reader = std::mem::replace(&mut state.reader, NONE);
+            let apart = state.read_bytes & bytes == 0;
+            state.read_bytes = 0;
             if reader == NONE {
                 if state.writer != NONE {
                     after_write(
@@ -210,12 +218,12 @@ impl IndexedFinder {
                     );
                 }
             } else if reader & MANY == 0 {
-                war(one_slot(reader, state.count), event, sink);
+                war(one_slot(reader, state.count), event, apart, sink);
             } else {
                 let group = (reader & !MANY) as u32;
                 let slots = &mut self.groups[group as usize];
                 for &slot in slots.iter() {
-                    war(slot, event, sink);
+                    war(slot, event, apart, sink);
                 }
                 slots.clear();
                 self.free.push(group);
@@ -224,6 +232,7 @@ impl IndexedFinder {
             state.written = footprint;
             return;
         }
+        state.read_bytes |= bytes;
         let new = ReaderSlot {
             index: event.index,
             thread: event.thread,
@@ -341,10 +350,29 @@ fn one_slot(packed: u64, count: u32) -> ReaderSlot {
     }
 }
 
-/// WAR from one reader slot (and, collapsed, the earlier reads it stands for).
+/// The bytes of granule `granule` (of `1 << shift` bytes) that `size`
+/// bytes at `addr` touch, a bit each; every bit for a granule over 8 bytes
+/// or an access of no size (a sync event's: it stands for the granule).
+#[inline(always)]
+fn byte_mask(granule: u64, shift: u32, addr: u64, size: u64) -> u8 {
+    if shift > 3 || size == 0 {
+        return u8::MAX;
+    }
+    let base = granule << shift;
+    let start = addr.max(base) - base;
+    let end = addr.saturating_add(size).min(base + (1 << shift)) - base;
+    if start >= end {
+        return u8::MAX;
+    }
+    ((1u16 << end) - (1u16 << start)) as u8
+}
+
+/// WAR from one reader slot (and, collapsed, the earlier reads it stands
+/// for), counted as on disjoint bytes if `apart` (no byte of the write was
+/// read by the group).
 #[inline]
-fn war(slot: ReaderSlot, to: EventRef, sink: &mut PairSink) {
-    sink.pair(slot.event(), to, DependencyKind::War);
+fn war(slot: ReaderSlot, to: EventRef, apart: bool, sink: &mut PairSink) {
+    sink.pair_apart(slot.event(), to, DependencyKind::War, || apart);
     let hidden = u64::from(slot.count - 1);
     if hidden > 0 {
         sink.collapsed_war += hidden;

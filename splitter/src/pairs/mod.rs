@@ -118,13 +118,20 @@ pub struct PairSink {
     /// collapsed several reads of one thread into its latest (see
     /// [`indexed::IndexedFinder::collapsing`]): all of them.
     pub collapsed_war: u64,
-    /// Cross-thread RAW and WAW pairs found whose write and second access
-    /// touched different bytes of their granule (false sharing: an array
-    /// of 4-byte elements dealt out to threads one by one). Counted by the
-    /// indexed finder only, for the hint `split` prints.
+    /// Cross-thread pairs found whose accesses touched different bytes of
+    /// their granule (false sharing: an array of 4-byte elements dealt out
+    /// to threads one by one): a RAW or WAW pair whose write and second
+    /// access did, a WAR pair whose write touched none of the bytes its
+    /// read group read. Counted by the indexed finder only, for the hint
+    /// `split` prints.
     pub disjoint_bytes: u64,
     /// ... and those of them within one thread.
     pub collapsed_war_same_thread: u64,
+    /// The pairs ending at the current event counted in
+    /// [`Self::disjoint_bytes`]: which of them the reduction keeps tells
+    /// whether false sharing makes the replay's waits
+    /// (`Analyzer::finer_for_false_sharing`).
+    pub(crate) apart: Vec<DependencyPair>,
     keep_same_thread: bool,
     /// The current event's pairs go through the vector-clock reduction
     /// with its first step (its call nests no events before it: see
@@ -145,6 +152,7 @@ impl PairSink {
     /// Forgets the pairs of the previous event (the counts stay).
     pub fn clear(&mut self) {
         self.pairs.clear();
+        self.apart.clear();
     }
 
     /// Runs `find` (which hands pairs to this sink) keeping the pairs within
@@ -205,6 +213,7 @@ impl PairSink {
             self.cross_thread.add(kind, 1);
             if apart() {
                 self.disjoint_bytes += 1;
+                self.apart.push(pair);
             }
         }
         if self.pairs.last() != Some(&pair) {
