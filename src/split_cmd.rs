@@ -169,7 +169,7 @@ pub(crate) struct FalseSharing {
     entries: u64,
     waits: u64,
     granule: u64,
-    /// Pairs between threads, and those on different bytes.
+    /// RAW and WAW pairs between threads, and those on different bytes.
     between: u64,
     disjoint: u64,
 }
@@ -180,7 +180,7 @@ impl FalseSharing {
             entries: s.entries,
             waits: s.waits,
             granule: s.granule,
-            between: s.pairs_cross_thread.raw + s.pairs_cross_thread.waw + s.pairs_cross_thread.war,
+            between: s.pairs_cross_thread.raw + s.pairs_cross_thread.waw,
             disjoint: s.cross_thread_pairs_on_disjoint_bytes,
         }
     }
@@ -193,7 +193,7 @@ impl FalseSharing {
             entries: number(stats, "entries")?,
             waits: number(stats, "waits")?,
             granule: number(stats, "granule")?,
-            between: number(pairs, "RAW")? + number(pairs, "WAW")? + number(pairs, "WAR")?,
+            between: number(pairs, "RAW")? + number(pairs, "WAW")?,
             disjoint: number(stats, "cross_thread_pairs_on_disjoint_bytes")?,
         })
     }
@@ -208,7 +208,7 @@ impl FalseSharing {
         }
         let half = self.granule / 2;
         Some(format!(
-            "{} of the {} pairs between threads join accesses to different bytes \
+            "{} of the {} RAW and WAW pairs between threads join accesses to different bytes \
              of one {}-byte granule (false sharing: neighbouring elements that different \
              threads write), which replay may wait at. `rr-lite split --granule {half} {}` \
              tells {half}-byte elements apart (later replays use its plans; `--granule 1` \

@@ -96,15 +96,17 @@ impl Analyzer {
                 PairFinder::Indexed(IndexedFinder::new().with_granule_shift(shift))
             }
         };
+        let mut sink = if options.reduction == Reduction::None {
+            PairSink::keeping_same_thread()
+        } else {
+            PairSink::default()
+        };
+        sink.watch_apart = options.finer_for_false_sharing && options.granule == DEFAULT_GRANULE;
         Ok(Analyzer {
             options: *options,
             shift,
             finder,
-            sink: if options.reduction == Reduction::None {
-                PairSink::keeping_same_thread()
-            } else {
-                PairSink::default()
-            },
+            sink,
             candidates: Vec::new(),
             clocks: (options.reduction == Reduction::Vc).then(VectorClocks::new),
             kept: Vec::new(),
@@ -151,7 +153,14 @@ impl Analyzer {
 
     /// Whether [`Self::finer_for_false_sharing`] may ever say yes.
     pub fn may_go_finer(&self) -> bool {
-        self.options.finer_for_false_sharing && self.options.granule == DEFAULT_GRANULE
+        self.sink.watch_apart
+    }
+
+    /// No longer counts the kept pairs that are false sharing (the pass
+    /// will not ask again): the finder stops following the bytes of read
+    /// groups, which every access paid for.
+    pub fn stop_watching_false_sharing(&mut self) {
+        self.sink.watch_apart = false;
     }
 
     /// An analyzer that also gathers what replay plans need besides the

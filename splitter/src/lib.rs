@@ -171,6 +171,9 @@ fn read_global_order(
             check_at = check_at.saturating_mul(2);
             if check_at > total / 2 {
                 check_at = u64::MAX;
+                if total > FINER_CHECK_SMALL {
+                    analyzer.stop_watching_false_sharing();
+                }
             }
         }
     }

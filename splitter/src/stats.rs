@@ -80,10 +80,9 @@ pub struct SplitStats {
     pub pairs_cross_thread: PairCounts,
     /// Distinct event pairs kept by the selected reduction.
     pub pairs_kept: PairCounts,
-    /// Of `pairs_cross_thread`, the pairs whose accesses touched different
-    /// bytes of their granule (false sharing; for a WAR pair: the write and
-    /// every read of the group it closes; counted by the indexed finder
-    /// only, 0 with the worklist).
+    /// Of `pairs_cross_thread`, the RAW and WAW pairs whose two accesses
+    /// touched different bytes of their granule (false sharing; counted by
+    /// the indexed finder only, 0 with the worklist).
     pub cross_thread_pairs_on_disjoint_bytes: u64,
     /// Sync points in each thread's replay log, by thread id.
     pub sync_points_per_thread: Vec<u64>,

@@ -118,20 +118,21 @@ pub struct PairSink {
     /// collapsed several reads of one thread into its latest (see
     /// [`indexed::IndexedFinder::collapsing`]): all of them.
     pub collapsed_war: u64,
-    /// Cross-thread pairs found whose accesses touched different bytes of
-    /// their granule (false sharing: an array of 4-byte elements dealt out
-    /// to threads one by one): a RAW or WAW pair whose write and second
-    /// access did, a WAR pair whose write touched none of the bytes its
-    /// read group read. Counted by the indexed finder only, for the hint
-    /// `split` prints.
+    /// Cross-thread RAW and WAW pairs found whose write and second access
+    /// touched different bytes of their granule (false sharing: an array
+    /// of 4-byte elements dealt out to threads one by one). Counted by the
+    /// indexed finder only, for the hint `split` prints.
     pub disjoint_bytes: u64,
     /// ... and those of them within one thread.
     pub collapsed_war_same_thread: u64,
-    /// The pairs ending at the current event counted in
-    /// [`Self::disjoint_bytes`]: which of them the reduction keeps tells
-    /// whether false sharing makes the replay's waits
+    /// While [`Self::watch_apart`]: the pairs ending at the current event
+    /// between accesses to different bytes of their granule (those counted
+    /// in [`Self::disjoint_bytes`], and WAR pairs whose write touched none
+    /// of the bytes its read group read). Which of them the reduction keeps
+    /// tells whether false sharing makes the replay's waits
     /// (`Analyzer::finer_for_false_sharing`).
     pub(crate) apart: Vec<DependencyPair>,
+    pub(crate) watch_apart: bool,
     keep_same_thread: bool,
     /// The current event's pairs go through the vector-clock reduction
     /// with its first step (its call nests no events before it: see
@@ -153,6 +154,15 @@ impl PairSink {
     pub fn clear(&mut self) {
         self.pairs.clear();
         self.apart.clear();
+    }
+
+    /// Notes a pair between threads on different bytes of its granule
+    /// found by other means than [`Self::pair_apart`] (a WAR pair).
+    #[inline]
+    pub(crate) fn note_apart(&mut self, from: EventRef, to: EventRef, kind: DependencyKind) {
+        if self.watch_apart {
+            self.apart.push(DependencyPair { from, to, kind });
+        }
     }
 
     /// Runs `find` (which hands pairs to this sink) keeping the pairs within
@@ -213,7 +223,9 @@ impl PairSink {
             self.cross_thread.add(kind, 1);
             if apart() {
                 self.disjoint_bytes += 1;
-                self.apart.push(pair);
+                if self.watch_apart {
+                    self.apart.push(pair);
+                }
             }
         }
         if self.pairs.last() != Some(&pair) {
