@@ -102,6 +102,7 @@ pub fn place_sync_points(
         Pass::Done(analyzer) => analyzer,
         Pass::Finer(analyzer) => {
             progress.start(total);
+            progress.stage(Stage::FinerGranule);
             match read_global_order(trace, analyzer, total, progress)? {
                 Pass::Done(analyzer) | Pass::Finer(analyzer) => analyzer,
             }

@@ -35,6 +35,8 @@ pub const PROGRESS_STEP: u64 = 1 << 16;
 /// The stages of a split after the reading of the global order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
+    /// Reading the trace again at a finer granule (false sharing).
+    FinerGranule,
     /// Placing the sync points of the kept pairs (reads the thread logs
     /// that have some).
     PlacingSyncPoints,
@@ -45,6 +47,7 @@ pub enum Stage {
 impl fmt::Display for Stage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            Stage::FinerGranule => "again at 4-byte granules (false sharing at 8)",
             Stage::PlacingSyncPoints => "placing sync points",
             Stage::Writing => "writing",
         })
