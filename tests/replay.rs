@@ -1362,10 +1362,19 @@ fn abort_replays_to_status_134() {
 /// A pointer glibc's `free` would refuse (inside a block, or freed
 /// already) aborts the program, recording and replay alike, as natively:
 /// rr-lite's heap took the words before it for a header (a panic in the
-/// runtime, or a block put on a free list and handed out again).
+/// runtime, or a block put on a free list and handed out again). A block
+/// whose preceding word the program overwrote frees as natively.
 #[test]
 fn a_bad_free_aborts_as_natively_and_replays() {
     let exe = build("replay_bad_free");
+    let rec = record_within(&exe, &["underflow"], LIMIT);
+    assert_eq!(rec.status, 0, "underflow: {}", rec.describe());
+    assert!(
+        rec.stdout.contains("freed, again the same block"),
+        "{}",
+        rec.describe()
+    );
+    replay_all_modes(&rec);
     for (how, message) in [
         ("interior", "free(): invalid pointer"),
         ("double", "free(): double free detected"),

@@ -11,7 +11,8 @@
 //!
 //! Blocks carry a 16-byte header before the pointer: the size class (or the
 //! page count of a large block) and a tag, the block's address mixed with
-//! [`LIVE_TAG`] while it is handed out and with [`FREED_TAG`] once freed;
+//! [`LIVE_TAG`] and its size class (see [`live_tag`]) while it is handed
+//! out and with [`FREED_TAG`] once freed;
 //! an over-aligned pointer has a header of its own inside its block: a mark
 //! and the offset back to the block. Pointers outside the range (allocated
 //! by glibc before the runtime started) are handed back to glibc.
@@ -40,6 +41,13 @@ const ALIGNED_MARK: usize = usize::MAX;
 /// block is handed out, and once it is freed.
 const LIVE_TAG: usize = 0x6c69_7665_b10c_4b1d;
 const FREED_TAG: usize = 0x6672_6565_b10c_4b1d;
+/// Where a live tag carries the block's size class ([`live_tag`]): above
+/// every address of the range.
+const TAG_CLASS_SHIFT: u32 = 48;
+const _: () = assert!(BASE + SPAN <= 1 << TAG_CLASS_SHIFT);
+/// The class a live tag gives a large block: its page count is in the
+/// header's first word.
+const LARGE_CLASS: usize = CLASSES;
 const LARGE_FLAG: usize = 1 << 62;
 const PAGE: usize = 4096;
 const SMALL_CLASSES: usize = 64;
@@ -176,11 +184,11 @@ fn allocate(size: usize) -> Option<(usize, bool)> {
         let head = HEAP.free[class].load(Ordering::Relaxed);
         if head != 0 {
             HEAP.free[class].store(read_word(head), Ordering::Relaxed);
-            return Some((hand_out(head), false));
+            return Some((hand_out(head, class), false));
         }
         let block = bump(HEADER + CLASS_SIZE[class])?;
         write_word(block, class);
-        return Some((hand_out(block + HEADER), true));
+        return Some((hand_out(block + HEADER, class), true));
     }
     let pages = (size + HEADER).div_ceil(PAGE);
     for slot in &HEAP.large_free {
@@ -189,7 +197,7 @@ fn allocate(size: usize) -> Option<(usize, bool)> {
             let have = read_word(header) & !LARGE_FLAG;
             if have >= pages && have <= pages * 2 {
                 slot.store(0, Ordering::Relaxed);
-                return Some((hand_out(header + HEADER), false));
+                return Some((hand_out(header + HEADER, LARGE_CLASS), false));
             }
         }
     }
@@ -199,13 +207,40 @@ fn allocate(size: usize) -> Option<(usize, bool)> {
     let header = (at + HEADER).next_multiple_of(PAGE) - HEADER;
     bump(header - at + pages * PAGE)?;
     write_word(header, pages | LARGE_FLAG);
-    Some((hand_out(header + HEADER), true))
+    Some((hand_out(header + HEADER, LARGE_CLASS), true))
 }
 
-/// Tags block `p` as handed out; returns it.
-fn hand_out(p: usize) -> usize {
-    write_word(p - 8, p ^ LIVE_TAG);
+/// Tags block `p`, of size class `class` ([`LARGE_CLASS`] for a large
+/// block), as handed out; returns it.
+fn hand_out(p: usize, class: usize) -> usize {
+    write_word(p - 8, live_tag(p, class));
     p
+}
+
+/// The tag of live block `p` of size class `class`. The class is in the
+/// tag, not read from the header's first word when the block is freed: a
+/// program that writes just before a block (an underflow by one word, or a
+/// struct's field "before" its array) overwrites that word, which glibc
+/// keeps nothing in that it checks (its chunk's previous size), and
+/// `free` took the program's number for a class (a panic in the runtime:
+/// SCTBench's ctrace.foobar.comb, index 137438953540).
+fn live_tag(p: usize, class: usize) -> usize {
+    p ^ LIVE_TAG ^ (class << TAG_CLASS_SHIFT)
+}
+
+/// The size class live block `p`'s tag gives (a valid class, or
+/// [`LARGE_CLASS`]), if the tag is a live block's.
+fn class_of_live(p: usize) -> Option<usize> {
+    let info = read_word(p - 8) ^ p ^ LIVE_TAG;
+    let class = info >> TAG_CLASS_SHIFT;
+    (info & ((1 << TAG_CLASS_SHIFT) - 1) == 0 && class <= LARGE_CLASS).then_some(class)
+}
+
+/// The page count in large block `p`'s header, if it holds a sane one.
+fn large_pages(p: usize) -> Option<usize> {
+    let word = read_word(p - HEADER);
+    let pages = word & !LARGE_FLAG;
+    (word & LARGE_FLAG != 0 && pages > 0 && pages <= SPAN / PAGE).then_some(pages)
 }
 
 /// Whether `p` could be a block's pointer: aligned as every one is, with
@@ -228,7 +263,15 @@ fn live_block(p: usize) -> Option<usize> {
         p
     };
     let inside = block_shaped(block) && block <= p;
-    (inside && read_word(block - 8) == block ^ LIVE_TAG).then_some(block)
+    // A large block's page count is in its header: one the program wrote
+    // over makes the block unknown, as glibc's size check does.
+    let live = inside
+        && match class_of_live(block) {
+            Some(LARGE_CLASS) => large_pages(block).is_some(),
+            Some(_) => true,
+            None => false,
+        };
+    live.then_some(block)
 }
 
 /// What glibc does with a pointer it never handed out, or took back:
@@ -248,20 +291,19 @@ fn invalid_pointer(call: &[u8], p: usize) -> ! {
     unsafe { libc::abort() }
 }
 
-/// Usable bytes of a block given its pointer (not over-aligned).
+/// Usable bytes of live block `p` (not over-aligned: [`live_block`]).
 fn block_size(p: usize) -> usize {
-    let word = read_word(p - HEADER);
-    if word & LARGE_FLAG != 0 {
-        (word & !LARGE_FLAG) * PAGE - HEADER
-    } else {
-        CLASS_SIZE[word]
+    match class_of_live(p) {
+        Some(class) if class < CLASSES => CLASS_SIZE[class],
+        _ => large_pages(p).map_or(0, |pages| pages * PAGE - HEADER),
     }
 }
 
+/// Frees live block `p` ([`live_block`]).
 fn release(p: usize) {
+    let class = class_of_live(p);
     write_word(p - 8, p ^ FREED_TAG);
-    let word = read_word(p - HEADER);
-    if word & LARGE_FLAG != 0 {
+    let Some(class) = class.filter(|&c| c < CLASSES) else {
         let header = p - HEADER;
         // A full large free list drops the block (never reused): the range
         // is 1 TiB, and the outcome is deterministic either way.
@@ -273,9 +315,9 @@ fn release(p: usize) {
             slot.store(header, Ordering::Relaxed);
         }
         return;
-    }
-    write_word(p, HEAP.free[word].load(Ordering::Relaxed));
-    HEAP.free[word].store(p, Ordering::Relaxed);
+    };
+    write_word(p, HEAP.free[class].load(Ordering::Relaxed));
+    HEAP.free[class].store(p, Ordering::Relaxed);
 }
 
 /// The block `p`, a pointer into the range, belongs to; aborts the program
@@ -327,7 +369,9 @@ pub(crate) fn free_link(p: *mut u8) -> Option<usize> {
         return None;
     }
     let block = block_of(p, b"free");
-    (read_word(block - HEADER) & LARGE_FLAG == 0).then_some(block)
+    class_of_live(block)
+        .is_some_and(|class| class < CLASSES)
+        .then_some(block)
 }
 
 /// Usable size of `p`, or None if it is not from this heap.

@@ -3,7 +3,11 @@
  * arrays inside a struct it allocated whole), "double" frees a block
  * twice. Threads fill the block first, so the words before the interior
  * pointers hold the program's numbers, not a header. rr-lite's heap must
- * abort as glibc does, recording and replaying the crash. */
+ * abort as glibc does, recording and replaying the crash. "underflow"
+ * writes over the word 16 bytes before a block (glibc keeps the previous
+ * chunk's size there, which it does not check while that chunk is in use)
+ * and frees the block: natively nothing happens, and neither must it under
+ * rr-lite, whose heap kept the block's size class there. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +35,18 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
     printf("filled %d %d\n", slots[0].red[255], slots[1].green[7]);
     fflush(stdout);
+    if (strcmp(how, "underflow") == 0) {
+        long *block = malloc(48);
+        for (int i = 0; i < 6; i++) block[i] = i;
+        /* The program's number, not a header (volatile: the compiler drops
+         * a store into a block about to be freed). */
+        ((volatile long *)block)[-2] = 0x2000000044L;
+        free(block);
+        long *again = malloc(48);
+        printf("freed, again %s\n", again == block ? "the same block" : "another block");
+        free(again);
+        return 0;
+    }
     if (strcmp(how, "double") == 0) {
         free(slots);
         free(slots);
