@@ -1201,3 +1201,43 @@ fn the_analysis_order_finds_the_pairs_of_the_clock_order() {
         assert_eq!(stats("runs"), stats("clock"), "{name}");
     }
 }
+
+/// A relative `$HOME` (Phoenix's makefiles set `HOME=../..`) or
+/// `$XDG_CACHE_HOME` does not put a relative rpath into the programs
+/// `rr-lite cc` builds: the runtime's directory is absolute, and the
+/// program starts from any directory.
+#[test]
+fn a_relative_home_gives_an_absolute_runtime_path() {
+    let dir = common::tempdir();
+    std::fs::create_dir(dir.path().join("home")).expect("create home");
+    let exe = dir.path().join("racy_counter_relative_home");
+    let out = common::rr_command()
+        .current_dir(dir.path())
+        .env_remove("RR_LITE_RUNTIME_DIR")
+        .env("HOME", "home")
+        .env("XDG_CACHE_HOME", "cache")
+        .args(["cc", "-O2", "-pthread"])
+        .arg(common::c_dir().join("racy_counter.c"))
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("run rr-lite cc");
+    assert!(out.status.success(), "{}", common::describe("cc", &out));
+    let lib = runtime_of(&exe);
+    assert!(lib.is_absolute(), "{}", lib.display());
+    assert!(
+        lib.starts_with(dir.path().join("home").canonicalize().unwrap()),
+        "{}",
+        lib.display()
+    );
+    let run = Command::new(&exe)
+        .args(["2", "1000"])
+        .current_dir("/")
+        .output()
+        .expect("run the program");
+    assert!(
+        run.status.success(),
+        "{}",
+        common::describe("program", &run)
+    );
+}

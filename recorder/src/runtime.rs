@@ -19,17 +19,37 @@ pub const RUNTIME_DIR_ENV: &str = "RR_LITE_RUNTIME_DIR";
 
 /// Where this build's runtime lives: `$RR_LITE_RUNTIME_DIR`, else
 /// `$XDG_CACHE_HOME/rr-lite/runtime-<hash>`, else `~/.cache/rr-lite/...`.
+/// Always an absolute path: it goes into every instrumented binary as its
+/// rpath, and a relative one is looked up from wherever the binary runs
+/// (Phoenix's makefiles set `HOME=../..`: their programs did not start, the
+/// runtime not found). A relative `$XDG_CACHE_HOME` is ignored, as the XDG
+/// specification says; a relative `$HOME` or `$RR_LITE_RUNTIME_DIR` is
+/// taken from the current directory.
 pub fn runtime_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os(RUNTIME_DIR_ENV).filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir);
+        return absolute(PathBuf::from(dir));
     }
     let cache = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|d| !d.is_empty())
         .map(PathBuf::from)
+        .filter(|d| d.is_absolute())
         .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into())).join(".cache")
+            absolute(PathBuf::from(
+                std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into()),
+            ))
+            .join(".cache")
         });
     cache.join("rr-lite").join(format!("runtime-{HASH}"))
+}
+
+/// `path` made absolute from the current directory, without `..` if it
+/// exists (as it is, if the current directory cannot be read).
+fn absolute(path: PathBuf) -> PathBuf {
+    if path.is_absolute() {
+        return path;
+    }
+    std::fs::canonicalize(&path)
+        .or_else(|_| std::path::absolute(&path))
+        .unwrap_or(path)
 }
 
 /// Installs the runtime (if this exact build is not there yet, or the
