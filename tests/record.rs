@@ -1112,15 +1112,9 @@ fn a_program_built_by_another_build_is_named_at_record_and_replay() {
     let dir = common::tempdir();
     let other = dir.path().join("runtime-0123456789abcdef");
     let exe = dir.path().join("racy_counter_other_build");
-    let out = common::rr_command()
-        .env("RR_LITE_RUNTIME_DIR", &other)
-        .args(["cc", "-O2", "-pthread"])
-        .arg(common::c_dir().join("racy_counter.c"))
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .expect("run rr-lite cc");
-    assert!(out.status.success(), "{}", common::describe("cc", &out));
+    let mut cc = common::rr_command();
+    cc.env("RR_LITE_RUNTIME_DIR", &other);
+    build_racy_counter(cc, &exe);
     let warning = "was built by another rr-lite build";
     let rec = common::record(&exe, &["2", "1000"]);
     assert_eq!(rec.status, 0, "{}", rec.describe());
@@ -1211,18 +1205,12 @@ fn a_relative_home_gives_an_absolute_runtime_path() {
     let dir = common::tempdir();
     std::fs::create_dir(dir.path().join("home")).expect("create home");
     let exe = dir.path().join("racy_counter_relative_home");
-    let out = common::rr_command()
-        .current_dir(dir.path())
+    let mut cc = common::rr_command();
+    cc.current_dir(dir.path())
         .env_remove("RR_LITE_RUNTIME_DIR")
         .env("HOME", "home")
-        .env("XDG_CACHE_HOME", "cache")
-        .args(["cc", "-O2", "-pthread"])
-        .arg(common::c_dir().join("racy_counter.c"))
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .expect("run rr-lite cc");
-    assert!(out.status.success(), "{}", common::describe("cc", &out));
+        .env("XDG_CACHE_HOME", "cache");
+    build_racy_counter(cc, &exe);
     let lib = runtime_of(&exe);
     assert!(lib.is_absolute(), "{}", lib.display());
     assert!(
@@ -1240,4 +1228,17 @@ fn a_relative_home_gives_an_absolute_runtime_path() {
         "{}",
         common::describe("program", &run)
     );
+}
+
+/// `rr-lite cc -O2 -pthread racy_counter.c -o EXE` by `cc` (an rr-lite
+/// command, its environment set by the caller); asserts that it built.
+fn build_racy_counter(mut cc: Command, exe: &Path) {
+    let out = cc
+        .args(["cc", "-O2", "-pthread"])
+        .arg(common::c_dir().join("racy_counter.c"))
+        .arg("-o")
+        .arg(exe)
+        .output()
+        .expect("run rr-lite cc");
+    assert!(out.status.success(), "{}", common::describe("cc", &out));
 }
