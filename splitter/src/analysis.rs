@@ -131,8 +131,7 @@ impl Analyzer {
     /// more analysis time.
     pub fn finer_for_false_sharing(&self) -> Result<Option<Analyzer>> {
         let kept = self.kept.len() as u64;
-        let worth = self.options.finer_for_false_sharing
-            && self.options.granule == DEFAULT_GRANULE
+        let worth = self.may_go_finer()
             && self.kept_apart * 2 >= kept
             && kept * 1000 >= self.entries
             && kept > 0;
@@ -151,7 +150,9 @@ impl Analyzer {
         }))
     }
 
-    /// Whether [`Self::finer_for_false_sharing`] may ever say yes.
+    /// Whether [`Self::finer_for_false_sharing`] may still say yes: the
+    /// analysis is at the default granule, may go finer, and still watches
+    /// for false sharing ([`Self::stop_watching_false_sharing`]).
     pub fn may_go_finer(&self) -> bool {
         self.sink.watch_apart
     }

@@ -275,11 +275,7 @@ impl RaceFinder {
         let (first, last) = granules(e.addr, e.size.max(1));
         let last = last.min(first + MAX_RANGE_GRANULES - 1);
         for g in first..=last {
-            let start = g << GRANULE_SHIFT;
-            let lo = e.addr.max(start) - start;
-            let hi = end.min(start + (1 << GRANULE_SHIFT)) - start;
-            let bytes = ((1u16 << hi) - (1u16 << lo)) as u8;
-            self.check_granule(g, bytes, now);
+            self.check_granule(g, crate::pairs::granule_bytes(g, e.addr, end), now);
         }
     }
 

@@ -356,24 +356,15 @@ fn one_slot(packed: u64, count: u32) -> ReaderSlot {
 }
 
 /// The bytes of granule `granule` (of `1 << shift` bytes) that `size`
-/// bytes at `addr` touch, a bit each, at the default granule of 8 bytes;
-/// every bit at another granule, for an access of no size (a sync event's:
-/// it stands for the granule) or one over 8 bytes (a range: it covers the
-/// granules inside it). In few instructions: every access pays it.
+/// bytes at `addr` touch, a bit each ([`super::granule_bytes`]), at the
+/// default granule of 8 bytes; every bit at another granule, or for an
+/// access of no size (a sync event's: it stands for the granule).
 #[inline(always)]
 fn byte_mask(granule: u64, shift: u32, addr: u64, size: u64) -> u8 {
-    if shift != 3 || size.wrapping_sub(1) >= 8 {
+    if shift != 3 || size == 0 {
         return u8::MAX;
     }
-    let offset = addr.wrapping_sub(granule << 3);
-    if offset < 8 {
-        // (Bits past the granule's eighth byte are cut off.)
-        (((1u32 << size) - 1) << offset) as u8
-    } else {
-        // Began in the granule before: its bytes from the start of this one.
-        let end = addr.wrapping_add(size).wrapping_sub(granule << 3).min(8);
-        ((1u32 << end) - 1) as u8
-    }
+    super::granule_bytes(granule, addr, addr.saturating_add(size))
 }
 
 /// WAR from one reader slot (and, collapsed, the earlier reads it stands

@@ -276,6 +276,19 @@ impl PairSink {
     }
 }
 
+/// The bytes of 8-byte granule `granule` that the access `[addr, end)`
+/// touches, a bit each (bit i: byte i); the access must touch the granule.
+/// What the race finder compares, and the pair finder while it watches for
+/// false sharing.
+#[inline(always)]
+pub(crate) fn granule_bytes(granule: u64, addr: u64, end: u64) -> u8 {
+    let start = granule << 3;
+    let lo = addr.max(start) - start;
+    let hi = end.min(start + 8) - start;
+    debug_assert!(lo < hi, "the access does not touch granule {granule:#x}");
+    ((1u16 << hi) - (1u16 << lo)) as u8
+}
+
 /// Where an access lies, as far as the hint about false sharing needs
 /// ([`PairSink::disjoint_bytes`]): the low byte of its address and its size
 /// (at most 255), kept as they are; a write's is stored, and they are only
