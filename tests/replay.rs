@@ -19,6 +19,7 @@ use common::{
     CLANG, Recorded, build, build_variant, build_variant_with, describe, output_within,
     record_with_options, record_within, rr_command, status_code, tempdir, text,
 };
+use rr_lite_trace::HEAP_BLOCK_HEADER;
 use serde_json::Value;
 
 /// Longest a single recording may take before the test fails.
@@ -1389,6 +1390,64 @@ fn a_bad_free_aborts_as_natively_and_replays() {
         );
         replay_all_modes(&rec);
     }
+}
+
+/// One thread frees a block while main writes one byte before it, over
+/// the heap's tag, with nothing ordering the two but the clock (which
+/// replay serves from the log). The free's event covers the block's
+/// header and comes before its check, so the split orders the two as
+/// recorded, whichever came first: "after" (the write after the free;
+/// every replay aborted in the free when the event covered the block's
+/// first word only: SCTBench's ctrace-test, one recording in 170) and
+/// "before" (the free aborts on the changed tag; the replayed free could
+/// run first and succeed when its event was logged after the check). A
+/// recording in the other order (the waits are 20 ms) replays too.
+#[test]
+fn a_write_over_a_blocks_header_keeps_its_order_with_the_free() {
+    let exe = build("replay_free_header_race");
+    for (how, status) in [("after", 0), ("before", 134)] {
+        let rec = record_within(&exe, &[how], LIMIT);
+        replay_all_modes(&rec);
+        if rec.status != status {
+            eprintln!("{how}: recorded in the other order: {}", rec.describe());
+            continue;
+        }
+        let events = rec.events();
+        let header = (events.iter())
+            .find(|e| e.thread == 1 && e.kind == "write-range")
+            .unwrap_or_else(|| panic!("{how}: no write range of the free"));
+        let block = header.addr + HEAP_BLOCK_HEADER;
+        let program_write = (events.iter())
+            .find(|e| e.thread == 0 && e.kind == "write" && e.addr == block - 1)
+            .unwrap_or_else(|| panic!("{how}: no write before the block"));
+        let (from, to) = if status == 0 {
+            (header, program_write)
+        } else {
+            (program_write, header)
+        };
+        assert!(
+            kept_dependency(&rec.trace, (from.thread, from.index), (to.thread, to.index)),
+            "{how}: no kept dependency {} -> {}",
+            from.short(),
+            to.short()
+        );
+    }
+}
+
+/// Whether `rr-lite graph` of `trace` has the dependency `from -> to`
+/// (each a thread and an event index).
+fn kept_dependency(trace: &Path, from: (u32, u64), to: (u32, u64)) -> bool {
+    let out = rr_command()
+        .args(["graph", "--json"])
+        .arg(trace)
+        .output()
+        .expect("run rr-lite graph");
+    assert!(out.status.success(), "{}", describe("graph", &out));
+    let graph: Value = serde_json::from_slice(&out.stdout).expect("graph --json");
+    let end = |e: &Value| (e["thread"].as_u64(), e["index"].as_u64());
+    let wanted = |(thread, index): (u32, u64)| (Some(u64::from(thread)), Some(index));
+    (graph["edges"].as_array().expect("edges").iter())
+        .any(|edge| end(&edge["from"]) == wanted(from) && end(&edge["to"]) == wanted(to))
 }
 
 /// A program that reads `rax` after an instrumented function whose last

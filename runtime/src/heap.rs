@@ -35,7 +35,9 @@ use crate::real;
 const BASE: usize = 0x5000_0000_0000;
 /// Reserved (not committed) size.
 const SPAN: usize = 1 << 40;
-const HEADER: usize = 16;
+/// (The trace's [`rr_lite_trace::HEAP_BLOCK_HEADER`]: the split's race
+/// finder knows where a free's header bytes are.)
+const HEADER: usize = rr_lite_trace::HEAP_BLOCK_HEADER as usize;
 const ALIGNED_MARK: usize = usize::MAX;
 /// Mixed with a block's address in its header's second word while the
 /// block is handed out, and once it is freed.
@@ -360,18 +362,21 @@ pub(crate) fn free(p: *mut u8) -> bool {
     true
 }
 
-/// Where freeing `p` writes (the block's free-list link, its first word),
-/// if `p` is a small block of this heap; None for glibc's blocks and large
-/// ones (whose free writes nothing in the block).
-pub(crate) fn free_link(p: *mut u8) -> Option<usize> {
+/// The bytes freeing `p` reads and writes, for its event, if `p` points
+/// into this heap's range (None: glibc's): the 16-byte header before it
+/// (the size class or page count, and the tag that is checked and then
+/// marked freed) and its first word (a small block's free-list link).
+/// Taken from `p` alone, never from the header, and checked nowhere here:
+/// a program may write over a header while another thread frees the
+/// block (SCTBench's ctrace-test writes one byte before a block its
+/// other thread frees), so the header is read only inside the free's
+/// ordered event ([`free`]), after every write the recording ordered
+/// before it, and the event names the same bytes in record and replay.
+/// (An over-aligned pointer's own header is covered; its block's, further
+/// down, is not.)
+pub(crate) fn free_footprint(p: *mut u8) -> Option<(usize, usize)> {
     let p = p as usize;
-    if !owns(p) {
-        return None;
-    }
-    let block = block_of(p, b"free");
-    class_of_live(block)
-        .is_some_and(|class| class < CLASSES)
-        .then_some(block)
+    owns(p).then(|| (p.saturating_sub(HEADER), HEADER + 8))
 }
 
 /// Usable size of `p`, or None if it is not from this heap.

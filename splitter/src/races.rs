@@ -28,7 +28,7 @@
 
 use std::collections::HashMap;
 
-use rr_lite_trace::{EventKind, RecordedEvent, pseudo};
+use rr_lite_trace::{EventKind, HEAP_BLOCK_HEADER, RecordedEvent, pseudo};
 
 use crate::pairs::EventRef;
 use crate::thinned::Thinned;
@@ -239,10 +239,16 @@ impl RaceFinder {
         self.allocated.push(block);
     }
 
+    /// A free: the block's shadow goes, and with it the free's own write
+    /// of its header and first word, logged just before (the allocator's
+    /// bytes, ordered on the heap, not the program's: no race with the
+    /// next free of that block).
     fn freed_block(&mut self, ptr: u64) {
         if let Some(block) = self.live.remove(&ptr) {
             self.forget(block.start, block.size);
         }
+        let header = ptr.saturating_sub(HEAP_BLOCK_HEADER);
+        self.forget(header, HEAP_BLOCK_HEADER + 8);
     }
 
     /// Drops the shadow of `[start, start + size)`.

@@ -207,6 +207,13 @@ impl EventKind {
     }
 }
 
+/// Bytes of the header before every block the runtime's heap hands out
+/// while recording and replaying (its size class or page count, and a tag
+/// saying live or freed). A `free` of such a block is logged as a
+/// `WriteRange` over the header and the block's first word, then the
+/// `Free` (docs/FORMAT.md, "Event kinds").
+pub const HEAP_BLOCK_HEADER: u64 = 16;
+
 /// Pseudo-addresses for state that is shared but has no memory address of its
 /// own. They live in the non-canonical upper half of the address space, which
 /// no user-space access can touch, 64 bytes apart so that every supported

@@ -1287,21 +1287,31 @@ fn hold_measured(
     }
 }
 
-/// free() of a block of the runtime's heap: the allocator writes the
-/// block's first word (`link`, its free-list link) inside the real call, so
-/// besides its allocator event the call is a write there, both held across
-/// it (record) and waited for before it (replay), like memcpy's ranges: a
-/// racy read of freed memory is ordered against the free.
-pub(crate) fn log_free(link: u64, freed: u64, site: u64, op: impl FnOnce()) {
+/// free() of a block of the runtime's heap: inside the real call the
+/// allocator reads and writes `bytes` (`heap::free_footprint`: the block's
+/// header and its free-list link), so besides its allocator event the call
+/// is a write range there, both held across it (record) and waited for
+/// before it (replay), like memcpy's ranges: a racy access to freed memory
+/// or to the header (a program writing before its block) is ordered
+/// against the free, which then checks the header it saw when recording.
+/// The write range is logged before the real call (its stripes are held
+/// from before it to after the call, so the order stays true): a free that
+/// aborts on a header the program wrote over has its write range, ordered
+/// after that write, and then its fatal signal, and replay waits at the
+/// range before it makes the call that aborts again.
+pub(crate) fn log_free(bytes: (u64, u64), freed: u64, site: u64, op: impl FnOnce()) {
     let heap = rr_lite_trace::pseudo::HEAP;
-    let link_bytes = 8;
+    let (at, len) = bytes;
     around_call(op, |t, mode, op| {
         if mode != Mode::Record {
-            let point = busy(t, || {
+            busy(t, || {
                 replay::publish_pending(&t.replay);
-                replay::count(&t.replay, EventKind::Write, link, site);
-                replay::count(&t.replay, EventKind::Free, heap, site)
+                replay::count(&t.replay, EventKind::WriteRange, at, site);
             });
+            if crashed_inside(t) {
+                return replay::guarded(&t.replay, op);
+            }
+            let point = busy(t, || replay::count(&t.replay, EventKind::Free, heap, site));
             replay::guarded(&t.replay, op);
             check_point_result(t, EventKind::Free, heap, site, point, freed);
             busy(t, || replay::publish_pending(&t.replay));
@@ -1312,20 +1322,19 @@ pub(crate) fn log_free(link: u64, freed: u64, site: u64, op: impl FnOnce()) {
         // thread's held set.
         let acquired = busy(t, || {
             if t.record.is_nested() {
-                [
-                    t.record.acquire(link, link_bytes),
-                    t.record.acquire(heap, 0),
-                ]
+                [t.record.acquire(at, len), t.record.acquire(heap, 0)]
             } else {
-                let mut set = StripeSet::for_access(link, link_bytes);
+                let mut set = StripeSet::for_access(at, len);
                 set.add_access(heap, 0);
                 t.record.hold_next(set);
                 [Acquired::Nested(StripeSet::EMPTY), Acquired::Top]
             }
         });
+        busy(t, || {
+            t.record.append(EventKind::WriteRange, at, len, site, 0)
+        });
         t.record.guarded(op);
         busy(t, || {
-            t.record.append(EventKind::Write, link, link_bytes, site, 0);
             t.record.append(EventKind::Free, heap, 0, site, freed);
             let [first, second] = acquired;
             t.record.give_back(second);

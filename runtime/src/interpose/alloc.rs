@@ -85,8 +85,8 @@ extern "C" fn free_impl(p: *mut c_void, site: u64) {
             unsafe { real::__libc_free(p) }
         }
     };
-    match heap::free_link(p.cast()) {
-        Some(link) => events::log_free(link as u64, p as u64, site, op),
+    match heap::free_footprint(p.cast()) {
+        Some((at, len)) => events::log_free((at as u64, len as u64), p as u64, site, op),
         None => log_after_call(EventKind::Free, pseudo::HEAP, 0, site, op, |_| p as u64),
     }
 }
