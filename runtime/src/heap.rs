@@ -122,7 +122,8 @@ pub(crate) fn serve_forked_child() {
     HEAP.lock.store(false, Ordering::Release);
 }
 
-fn owns(p: usize) -> bool {
+/// Whether `p` points into this heap's range (else it is glibc's).
+pub(crate) fn owns(p: usize) -> bool {
     (BASE..BASE + SPAN).contains(&p)
 }
 
@@ -168,38 +169,63 @@ fn write_word(addr: usize, value: usize) {
     unsafe { (addr as *mut usize).write(value) }
 }
 
-/// Carves `bytes` (header included, 16-aligned) off the bump pointer.
-fn bump(bytes: usize) -> Option<usize> {
-    let at = HEAP.bump.load(Ordering::Relaxed);
-    let end = at.checked_add(bytes)?;
-    if end > BASE + SPAN {
-        return None;
-    }
-    HEAP.bump.store(end, Ordering::Relaxed);
-    Some(at)
+/// Whether `bytes` (header included, 16-aligned) carved off the bump
+/// pointer at `at` stay inside the range.
+fn fits(at: usize, bytes: usize) -> bool {
+    at.checked_add(bytes).is_some_and(|end| end <= BASE + SPAN)
 }
 
-/// Allocates a block of at least `size` bytes; returns (pointer, fresh).
-/// Fresh blocks come from untouched memory and are zero.
-fn allocate(size: usize) -> Option<(usize, bool)> {
+/// Where the block for an allocation of `size` bytes comes from: what
+/// [`allocate`] decides before it writes anything, so that the event of an
+/// allocation can hold the block's header first ([`next_block`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// The head of size class `class`'s free list.
+    FreeList { class: usize, head: usize },
+    /// A new block of `class` carved off the bump pointer at `at`.
+    Carved { class: usize, at: usize },
+    /// The large block in `HEAP.large_free[slot]`, its header at `header`.
+    LargeFree { slot: usize, header: usize },
+    /// `pages` new pages off the bump pointer at `at`, the header at
+    /// `header` (the pointer page-aligned).
+    LargeCarved {
+        at: usize,
+        header: usize,
+        pages: usize,
+    },
+}
+
+impl Source {
+    /// The pointer the allocation hands out.
+    fn pointer(self) -> usize {
+        match self {
+            Source::FreeList { head, .. } => head,
+            Source::Carved { at, .. } => at + HEADER,
+            Source::LargeFree { header, .. } | Source::LargeCarved { header, .. } => {
+                header + HEADER
+            }
+        }
+    }
+}
+
+/// Where a block of at least `size` bytes would come from (reads only);
+/// None if the range is used up.
+fn choose(size: usize) -> Option<Source> {
     if let Some(class) = class_of(size) {
         let head = HEAP.free[class].load(Ordering::Relaxed);
         if head != 0 {
-            HEAP.free[class].store(read_word(head), Ordering::Relaxed);
-            return Some((hand_out(head, class), false));
+            return Some(Source::FreeList { class, head });
         }
-        let block = bump(HEADER + CLASS_SIZE[class])?;
-        write_word(block, class);
-        return Some((hand_out(block + HEADER, class), true));
+        let at = HEAP.bump.load(Ordering::Relaxed);
+        return fits(at, HEADER + CLASS_SIZE[class]).then_some(Source::Carved { class, at });
     }
     let pages = (size + HEADER).div_ceil(PAGE);
-    for slot in &HEAP.large_free {
-        let header = slot.load(Ordering::Relaxed);
+    for (slot, kept) in HEAP.large_free.iter().enumerate() {
+        let header = kept.load(Ordering::Relaxed);
         if header != 0 {
             let have = read_word(header) & !LARGE_FLAG;
             if have >= pages && have <= pages * 2 {
-                slot.store(0, Ordering::Relaxed);
-                return Some((hand_out(header + HEADER, LARGE_CLASS), false));
+                return Some(Source::LargeFree { slot, header });
             }
         }
     }
@@ -207,9 +233,45 @@ fn allocate(size: usize) -> Option<(usize, bool)> {
     // pointer is page-aligned (useful for valloc and big alignments).
     let at = HEAP.bump.load(Ordering::Relaxed);
     let header = (at + HEADER).next_multiple_of(PAGE) - HEADER;
-    bump(header - at + pages * PAGE)?;
-    write_word(header, pages | LARGE_FLAG);
-    Some((hand_out(header + HEADER, LARGE_CLASS), true))
+    fits(at, header - at + pages * PAGE).then_some(Source::LargeCarved { at, header, pages })
+}
+
+/// Allocates a block of at least `size` bytes; returns (pointer, fresh).
+/// Fresh blocks come from untouched memory and are zero.
+fn allocate(size: usize) -> Option<(usize, bool)> {
+    let source = choose(size)?;
+    let p = source.pointer();
+    match source {
+        Source::FreeList { class, head } => {
+            HEAP.free[class].store(read_word(head), Ordering::Relaxed);
+            Some((hand_out(p, class), false))
+        }
+        Source::Carved { class, at } => {
+            HEAP.bump
+                .store(at + HEADER + CLASS_SIZE[class], Ordering::Relaxed);
+            write_word(at, class);
+            Some((hand_out(p, class), true))
+        }
+        Source::LargeFree { slot, .. } => {
+            HEAP.large_free[slot].store(0, Ordering::Relaxed);
+            Some((hand_out(p, LARGE_CLASS), false))
+        }
+        Source::LargeCarved { header, pages, .. } => {
+            HEAP.bump.store(header + pages * PAGE, Ordering::Relaxed);
+            write_word(header, pages | LARGE_FLAG);
+            Some((hand_out(p, LARGE_CLASS), true))
+        }
+    }
+}
+
+/// The pointer the next allocation of `size` bytes will hand out
+/// (`malloc`, `calloc`), if this heap serves it: the events of allocations
+/// hold its header before they allocate (`events::log_alloc`). Exact while
+/// no other allocation runs, which holding the heap's stripe ensures.
+pub(crate) fn next_block(size: usize) -> Option<usize> {
+    active()
+        .then(|| locked(|| choose(size).map(Source::pointer)))
+        .flatten()
 }
 
 /// Tags block `p`, of size class `class` ([`LARGE_CLASS`] for a large
@@ -362,23 +424,6 @@ pub(crate) fn free(p: *mut u8) -> bool {
     true
 }
 
-/// The bytes freeing `p` reads and writes, for its event, if `p` points
-/// into this heap's range (None: glibc's): the 16-byte header before it
-/// (the size class or page count, and the tag that is checked and then
-/// marked freed) and its first word (a small block's free-list link).
-/// Taken from `p` alone, never from the header, and checked nowhere here:
-/// a program may write over a header while another thread frees the
-/// block (SCTBench's ctrace-test writes one byte before a block its
-/// other thread frees), so the header is read only inside the free's
-/// ordered event ([`free`]), after every write the recording ordered
-/// before it, and the event names the same bytes in record and replay.
-/// (An over-aligned pointer's own header is covered; its block's, further
-/// down, is not.)
-pub(crate) fn free_footprint(p: *mut u8) -> Option<(usize, usize)> {
-    let p = p as usize;
-    owns(p).then(|| (p.saturating_sub(HEADER), HEADER + 8))
-}
-
 /// Usable size of `p`, or None if it is not from this heap.
 pub(crate) fn usable_size(p: *mut u8) -> Option<usize> {
     let p = p as usize;
@@ -430,17 +475,34 @@ pub(crate) fn aligned(align: usize, size: usize) -> *mut u8 {
         let Some((block, _)) = allocate(padded) else {
             return 0;
         };
-        let p = if block % align == 0 {
-            block
-        } else {
-            (block + HEADER).next_multiple_of(align)
-        };
+        let p = aligned_in(block, align);
         if p != block {
             write_word(p - HEADER, ALIGNED_MARK);
             write_word(p - HEADER + 8, p - block);
         }
         p
     }) as *mut u8
+}
+
+/// The pointer [`aligned`] hands out in `block`: the block's own if it is
+/// aligned, else the first aligned one past a header of its own.
+fn aligned_in(block: usize, align: usize) -> usize {
+    if block.is_multiple_of(align) {
+        block
+    } else {
+        (block + HEADER).next_multiple_of(align)
+    }
+}
+
+/// [`next_block`] for [`aligned`].
+pub(crate) fn next_aligned(align: usize, size: usize) -> Option<usize> {
+    if align <= 16 {
+        return next_block(size);
+    }
+    let padded = size.checked_add(align + HEADER)?;
+    active()
+        .then(|| locked(|| choose(padded).map(|s| aligned_in(s.pointer(), align))))
+        .flatten()
 }
 
 #[cfg(test)]

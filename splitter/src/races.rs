@@ -163,6 +163,10 @@ pub struct RaceFinder {
     /// By group, like `races`.
     occurrences: Vec<Thinned<(RaceAccess, RaceAccess)>>,
     accesses: u64,
+    /// By thread: the header an allocation of the thread just handed out,
+    /// whose write range (the thread's next event) is the allocator's, not
+    /// the program's.
+    allocator_range: Vec<Option<u64>>,
 }
 
 /// Synchronisation that orders threads (see the module doc for what is
@@ -197,6 +201,15 @@ impl RaceFinder {
         }
         if self.clocks[t as usize].get(t) == 0 {
             self.clocks[t as usize].step(t);
+        }
+        if self.allocator_range.len() <= t as usize {
+            self.allocator_range.resize(t as usize + 1, None);
+        }
+        if let Some(header) = self.allocator_range[t as usize].take()
+            && e.kind == EventKind::WriteRange
+            && e.addr == header
+        {
+            return;
         }
         match e.kind {
             EventKind::Alloc => self.allocated_block(e),
@@ -237,6 +250,8 @@ impl RaceFinder {
         self.forget(block.start, block.size);
         self.live.insert(block.start, block);
         self.allocated.push(block);
+        self.allocator_range[e.thread as usize] =
+            Some(block.start.saturating_sub(HEAP_BLOCK_HEADER));
     }
 
     /// A free: the block's shadow goes, and with it the free's own write

@@ -8,7 +8,11 @@
  * "before": the write comes first and the free aborts on the tag it finds
  * changed (`free(): invalid pointer`), as glibc's check does. Only the
  * free's own event, which must cover the block's header and come before
- * its check, keeps the recorded order at replay. */
+ * its check, keeps the recorded order at replay. "reuse": the free, then
+ * main's write, then (40 ms after the free) the freeing thread allocates
+ * the block again, which writes the tag afresh, and frees it: the
+ * allocation's event must cover the header too, or the replayed write may
+ * come after it and the second free abort. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +20,7 @@
 #include <time.h>
 
 static char *block;
-static int free_late;
+static int free_late, reuse;
 
 static double now(void) {
     struct timespec ts;
@@ -24,25 +28,32 @@ static double now(void) {
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void wait_20ms(void) {
+static void wait_ms(int ms) {
     double start = now();
-    while (now() - start < 0.02) {
+    while (now() - start < ms / 1e3) {
     }
 }
 
 static void *freer(void *arg) {
     (void)arg;
-    if (free_late) wait_20ms();
+    if (free_late) wait_ms(20);
     free(block);
+    if (reuse) {
+        wait_ms(40);
+        char *again = malloc(64);
+        printf("%s\n", again == block ? "reused" : "not reused");
+        free(again);
+    }
     return NULL;
 }
 
 int main(int argc, char **argv) {
     free_late = argc > 1 && strcmp(argv[1], "before") == 0;
+    reuse = argc > 1 && strcmp(argv[1], "reuse") == 0;
     block = malloc(64);
     pthread_t t;
     pthread_create(&t, NULL, freer, NULL);
-    if (!free_late) wait_20ms();
+    if (!free_late) wait_ms(20);
     ((volatile char *)block)[-1] = ' ';
     pthread_join(t, NULL);
     char *again = malloc(64);

@@ -1287,20 +1287,25 @@ fn hold_measured(
     }
 }
 
-/// free() of a block of the runtime's heap: inside the real call the
-/// allocator reads and writes `bytes` (`heap::free_footprint`: the block's
-/// header and its free-list link), so besides its allocator event the call
-/// is a write range there, both held across it (record) and waited for
-/// before it (replay), like memcpy's ranges: a racy access to freed memory
-/// or to the header (a program writing before its block) is ordered
-/// against the free, which then checks the header it saw when recording.
-/// The write range is logged before the real call (its stripes are held
-/// from before it to after the call, so the order stays true): a free that
-/// aborts on a header the program wrote over has its write range, ordered
-/// after that write, and then its fatal signal, and replay waits at the
-/// range before it makes the call that aborts again.
-pub(crate) fn log_free(bytes: (u64, u64), freed: u64, site: u64, op: impl FnOnce()) {
+/// free() of `freed`, a pointer into the runtime's heap: inside the real
+/// call the allocator reads and writes the block's header and its first
+/// word ([`block_header`]: the tag it checks and marks freed, a small
+/// block's free-list link), so besides its allocator event the call is a
+/// write range there, held across it (record) and waited for before it
+/// (replay), like memcpy's ranges: a racy access to freed memory or to the
+/// header (a program writing before its block, as SCTBench's ctrace-test
+/// does while its other thread frees the block) is ordered against the
+/// free, which then checks the header it saw when recording. The range
+/// comes from the pointer alone, never from the header, and is logged
+/// before the real call (its stripes held from before it to after the
+/// call, so the order stays true): a free that aborts on a header the
+/// program wrote over has its write range, ordered after that write, then
+/// its fatal signal, and replay waits at the range before it makes the
+/// call that aborts again. (An over-aligned pointer's own header is
+/// covered; its block's, further down, is not.)
+pub(crate) fn log_free(freed: u64, site: u64, op: impl FnOnce()) {
     let heap = rr_lite_trace::pseudo::HEAP;
+    let bytes = block_header(freed);
     let (at, len) = bytes;
     around_call(op, |t, mode, op| {
         if mode != Mode::Record {
@@ -1317,30 +1322,116 @@ pub(crate) fn log_free(bytes: (u64, u64), freed: u64, site: u64, op: impl FnOnce
             busy(t, || replay::publish_pending(&t.replay));
             return;
         }
-        // Inside a call that keeps its own stripe (glibc freeing inside
-        // pthread_join or fclose), both nest on it; else they become the
-        // thread's held set.
-        let acquired = busy(t, || {
-            if t.record.is_nested() {
-                [t.record.acquire(at, len), t.record.acquire(heap, 0)]
-            } else {
-                let mut set = StripeSet::for_access(at, len);
-                set.add_access(heap, 0);
-                t.record.hold_next(set);
-                [Acquired::Nested(StripeSet::EMPTY), Acquired::Top]
-            }
-        });
+        let acquired = busy(t, || hold_heap_and(t, Some(bytes)));
         busy(t, || {
             t.record.append(EventKind::WriteRange, at, len, site, 0)
         });
         t.record.guarded(op);
         busy(t, || {
             t.record.append(EventKind::Free, heap, 0, site, freed);
-            let [first, second] = acquired;
-            t.record.give_back(second);
-            t.record.give_back(first);
+            give_back_heap_and(t, acquired);
         });
     })
+}
+
+/// Record: locks the heap's stripe and those of `bytes` (a block's header
+/// and first word) for an allocator call. Inside a call that keeps its own
+/// stripe (glibc freeing inside pthread_join or fclose), both nest on it;
+/// else they become the thread's held set.
+fn hold_heap_and(t: &ThreadState, bytes: Option<(u64, u64)>) -> [Acquired; 2] {
+    let heap = rr_lite_trace::pseudo::HEAP;
+    let Some((at, len)) = bytes else {
+        return [
+            Acquired::Nested(StripeSet::EMPTY),
+            t.record.acquire(heap, 0),
+        ];
+    };
+    if t.record.is_nested() {
+        [t.record.acquire(at, len), t.record.acquire(heap, 0)]
+    } else {
+        let mut set = StripeSet::for_access(at, len);
+        set.add_access(heap, 0);
+        t.record.hold_next(set);
+        [Acquired::Nested(StripeSet::EMPTY), Acquired::Top]
+    }
+}
+
+/// Gives back what [`hold_heap_and`] locked.
+fn give_back_heap_and(t: &ThreadState, [first, second]: [Acquired; 2]) {
+    t.record.give_back(second);
+    t.record.give_back(first);
+}
+
+/// The bytes of a block's header and first word, which the allocator
+/// reads and writes when it hands out or frees the block at `p`.
+fn block_header(p: u64) -> (u64, u64) {
+    let header = rr_lite_trace::HEAP_BLOCK_HEADER;
+    (p.saturating_sub(header), header + 8)
+}
+
+/// An allocation (malloc, calloc, the aligned ones) that the runtime's heap
+/// may serve: besides its allocator event on the heap, a write range over
+/// the block's header and first word, which the allocator writes (the tag)
+/// and reads (a reused block's free-list link) inside the call. So a
+/// program writing into a freed block (its header or its first word) is
+/// ordered against the allocation that hands the block out again, which
+/// finds at replay what it found when recording. `next` is the pointer the
+/// call will return (`heap::next_block`), taken again once the heap's
+/// stripe is held: the guess taken before can be stale (another thread
+/// allocated in between), and then the stripes are taken again. Logged
+/// after the call: the allocation, then its range (which replay counts
+/// once the allocation's waits have brought the heap to where it was,
+/// at the recorded pointer).
+pub(crate) fn log_alloc(
+    size: u64,
+    site: u64,
+    next: impl Fn() -> Option<u64>,
+    op: impl FnOnce() -> u64,
+) -> u64 {
+    let heap = rr_lite_trace::pseudo::HEAP;
+    around_call(op, |t, mode, op| {
+        if mode != Mode::Record {
+            return replay_alloc(t, site, op);
+        }
+        let mut guess = next();
+        let mut acquired = busy(t, || hold_heap_and(t, guess.map(block_header)));
+        while next() != guess {
+            busy(t, || give_back_heap_and(t, acquired));
+            guess = next();
+            acquired = busy(t, || hold_heap_and(t, guess.map(block_header)));
+        }
+        let p = t.record.guarded(op);
+        busy(t, || {
+            t.record.append(EventKind::Alloc, heap, size, site, p);
+            if crate::heap::owns(p as usize) {
+                let (at, len) = block_header(p);
+                t.record.append(EventKind::WriteRange, at, len, site, 0);
+            }
+            give_back_heap_and(t, acquired);
+        });
+        p
+    })
+}
+
+/// Replay of [`log_alloc`]: the allocation's waits, then its range's at
+/// the recorded pointer, then the real call, whose pointer must be it.
+fn replay_alloc(t: &ThreadState, site: u64, op: impl FnOnce() -> u64) -> u64 {
+    let heap = rr_lite_trace::pseudo::HEAP;
+    busy(t, || {
+        replay::publish_pending(&t.replay);
+        replay::count(&t.replay, EventKind::Alloc, heap, site);
+    });
+    let recorded = replay::take_result(&t.replay);
+    if let Some(p) = recorded.filter(|&p| crate::heap::owns(p as usize)) {
+        let (at, _) = block_header(p);
+        busy(t, || {
+            replay::count(&t.replay, EventKind::WriteRange, at, site)
+        });
+    }
+    let p = replay::guarded(&t.replay, op);
+    check_result(t, EventKind::Alloc, heap, site, recorded, p);
+    busy(t, || replay::publish_pending(&t.replay));
+    p
 }
 
 /// A reading of the clock: as [`log_outside_value`], except that libomp's

@@ -15,6 +15,20 @@ use crate::heap;
 use crate::real;
 use crate::site::with_site;
 
+/// An allocation the heap serves while active (`events::log_alloc`: its
+/// event holds the block's header), `next` the pointer it will return.
+fn heap_alloc_event(
+    size: size_t,
+    site: u64,
+    next: impl Fn() -> Option<usize>,
+    op: impl FnOnce() -> *mut c_void,
+) -> *mut c_void {
+    let next = || next().map(|p| p as u64);
+    events::log_alloc(size as u64, site, next, || op() as u64) as *mut c_void
+}
+
+/// An allocation whose block's header the event does not hold (realloc:
+/// see ARCHITECTURE.md, "Address space").
 fn alloc_event(size: size_t, site: u64, op: impl FnOnce() -> *mut c_void) -> *mut c_void {
     log_after_call(
         EventKind::Alloc,
@@ -32,18 +46,24 @@ fn either<R>(ours: impl FnOnce() -> R, glibc: impl FnOnce() -> R) -> R {
 }
 
 pub(crate) extern "C" fn malloc_impl(size: size_t, site: u64) -> *mut c_void {
-    alloc_event(size, site, || {
-        // SAFETY: forwarding to glibc's malloc.
-        either(
-            || heap::malloc(size).cast(),
-            || unsafe { real::__libc_malloc(size) },
-        )
-    })
+    heap_alloc_event(
+        size,
+        site,
+        || heap::next_block(size),
+        || {
+            // SAFETY: forwarding to glibc's malloc.
+            either(
+                || heap::malloc(size).cast(),
+                || unsafe { real::__libc_malloc(size) },
+            )
+        },
+    )
 }
 with_site!(malloc => malloc_impl, "rsi");
 
 extern "C" fn calloc_impl(n: size_t, size: size_t, site: u64) -> *mut c_void {
-    alloc_event(n.saturating_mul(size), site, || {
+    let next = || n.checked_mul(size).and_then(heap::next_block);
+    heap_alloc_event(n.saturating_mul(size), site, next, || {
         // SAFETY: forwarding.
         either(
             || heap::calloc(n, size).cast(),
@@ -85,9 +105,10 @@ extern "C" fn free_impl(p: *mut c_void, site: u64) {
             unsafe { real::__libc_free(p) }
         }
     };
-    match heap::free_footprint(p.cast()) {
-        Some((at, len)) => events::log_free((at as u64, len as u64), p as u64, site, op),
-        None => log_after_call(EventKind::Free, pseudo::HEAP, 0, site, op, |_| p as u64),
+    if heap::owns(p as usize) {
+        events::log_free(p as u64, site, op);
+    } else {
+        log_after_call(EventKind::Free, pseudo::HEAP, 0, site, op, |_| p as u64);
     }
 }
 with_site!(free => free_impl, "rsi");
@@ -108,7 +129,8 @@ fn aligned_event(
     site: u64,
     glibc: impl FnOnce() -> *mut c_void,
 ) -> *mut c_void {
-    alloc_event(size, site, || {
+    let next = || heap::next_aligned(align, size);
+    heap_alloc_event(size, site, next, || {
         either(|| heap::aligned(align, size).cast(), glibc)
     })
 }
