@@ -463,7 +463,7 @@ pub enum Decoded {
 
 /// Decodes the entry at the start of `buf`. `buf` may be shorter than
 /// [`MAX_ENTRY_LEN`] only at the end of the file.
-#[inline]
+#[inline(always)]
 pub fn decode_entry(buf: &[u8], state: &mut DeltaState) -> Result<Decoded, DecodeError> {
     let Some(&tag) = buf.first() else {
         return Ok(Decoded::End);

@@ -313,6 +313,66 @@ impl ThreadLogReader {
         Ok(())
     }
 
+    /// Appends the log's next events to `out` until it holds `max` or the
+    /// log ends (then [`Iterator::next`] says `None`). The same events and
+    /// errors as `next`, in fewer instructions an event: entries that need
+    /// no refill, no count check and no padding are decoded in a loop of
+    /// their own ([`ThreadLogReader::read_buffered`]), the rest by `next`.
+    pub fn read_batch(&mut self, out: &mut Vec<RecordedEvent>, max: usize) -> Result<()> {
+        out.reserve(max.saturating_sub(out.len()));
+        while out.len() < max {
+            self.read_buffered(out, max);
+            if out.len() == max {
+                break;
+            }
+            match self.next() {
+                None => break,
+                Some(Ok(e)) => out.push(e),
+                Some(Err(e)) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// [`ThreadLogReader::read_batch`]'s loop: decodes entries while at
+    /// least [`MAX_ENTRY_LEN`] bytes are buffered and the header's count is
+    /// not reached, and stops at anything else (the end, padding, an
+    /// error: `decode_entry` leaves the state as it was then, and `next`
+    /// decodes that entry again and reports it).
+    #[inline]
+    fn read_buffered(&mut self, out: &mut Vec<RecordedEvent>, max: usize) {
+        if self.done {
+            return;
+        }
+        let thread = self.header.thread;
+        let counted = self.expected.unwrap_or(u64::MAX);
+        let room = max.saturating_sub(out.len());
+        let mut index = self.next_index;
+        let last = index.saturating_add(room as u64).min(counted);
+        let mut pos = self.pos;
+        let end = self.len.saturating_sub(MAX_ENTRY_LEN);
+        let buf = &self.buf[..self.len];
+        while index < last && pos <= end {
+            let Ok(Decoded::Entry(e, n)) = decode_entry(&buf[pos..], &mut self.state) else {
+                break;
+            };
+            out.push(RecordedEvent {
+                thread,
+                index,
+                clock: e.clock,
+                kind: e.kind,
+                addr: e.addr,
+                size: e.size,
+                site: e.site,
+                payload: e.payload,
+            });
+            pos += n;
+            index += 1;
+        }
+        self.pos = pos;
+        self.next_index = index;
+    }
+
     #[inline]
     fn read_next(&mut self) -> Result<Option<RecordedEvent>> {
         loop {
@@ -479,6 +539,74 @@ pub(crate) mod tests {
             size: 4,
             site: 0x55,
             payload: 0,
+        }
+    }
+
+    /// What `read_batch` reads, in batches of `batch`, errors as text.
+    fn read_in_batches(
+        mut r: ThreadLogReader,
+        batch: usize,
+    ) -> Vec<std::result::Result<RecordedEvent, String>> {
+        let mut got = Vec::new();
+        loop {
+            let mut events = Vec::new();
+            let result = r.read_batch(&mut events, batch);
+            let short = events.len() < batch;
+            got.extend(events.into_iter().map(Ok));
+            match result {
+                Err(e) => return [got, vec![Err(e.to_string())]].concat(),
+                Ok(()) if short => return got,
+                Ok(()) => {}
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// `read_batch` reads what `next` reads, the error included,
+        /// whatever the batch size: entries predicted or not, across
+        /// padding, in a log cut anywhere, with a count from the header
+        /// that is right, short or long.
+        #[test]
+        fn batches_read_what_next_reads(
+            shapes in proptest::collection::vec((0u8..6, 0u64..3, 1u64..4), 1..300),
+            pad in proptest::option::of(0usize..300),
+            cut in proptest::option::of(0usize..4000),
+            expect in proptest::option::of(0u64..320),
+            batch in 1usize..40,
+        ) {
+            let mut clock = 0;
+            let entries: Vec<Entry> = (shapes.iter().enumerate())
+                .map(|(i, &(shape, site, step))| {
+                    clock += step;
+                    let (kind, size) = match shape {
+                        0 | 1 => (EventKind::Read, 8),
+                        2 => (EventKind::Write, 4),
+                        3 => (EventKind::Write, 3),
+                        4 => (EventKind::Alloc, 48),
+                        _ => (EventKind::Read, 1),
+                    };
+                    let addr = 0x1000 + 8 * i as u64 * (1 + u64::from(shape == 5) * 97);
+                    let payload = if kind == EventKind::Alloc { 0x5000 + clock } else { 0 };
+                    Entry { clock, kind, addr, size, site: 0x400 + 16 * site, payload }
+                })
+                .collect();
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("thread-0003.log");
+            write_log(&p, 3, &entries, pad);
+            if let Some(cut) = cut {
+                let mut bytes = std::fs::read(&p).unwrap();
+                bytes.truncate((HEADER_LEN + cut).min(bytes.len()));
+                std::fs::write(&p, bytes).unwrap();
+            }
+            let open = || {
+                let r = ThreadLogReader::open(&p).unwrap();
+                match expect {
+                    Some(n) => r.expect_entries(n),
+                    None => r,
+                }
+            };
+            let by_next: Vec<_> = open().map(|e| e.map_err(|e| e.to_string())).collect();
+            proptest::prop_assert_eq!(read_in_batches(open(), batch), by_next);
         }
     }
 
