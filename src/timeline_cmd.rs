@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use rr_lite_splitter::races::{RaceFinder, RaceReport};
 use rr_lite_splitter::timeline::{Lane, Mark, Placed, Timeline, TimelineBuilder, TimelineOptions};
-use rr_lite_splitter::{Analyzer, DependencyKind};
+use rr_lite_splitter::{Analysis, Analyzer, DependencyKind, FinerCheck};
 use rr_lite_symbols::Symbolizer;
 use rr_lite_trace::{EventKind, TraceDir, pseudo};
 use serde_json::{Value, json};
@@ -85,29 +85,21 @@ pub fn run(args: TimelineArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// The two passes over the global order.
+/// The two passes over the global order (the first one again if its
+/// analysis goes to a finer granule, as the split's does: the page draws
+/// the dependencies replay keeps).
 fn build(
     trace: &TraceDir,
     analysis: &AnalysisArgs,
     options: TimelineOptions,
 ) -> anyhow::Result<(Timeline, RaceReport)> {
-    let bar = SplitProgressBar::new();
-    use rr_lite_splitter::Progress;
-    bar.start(trace.header().map(|h| h.entries.iter().sum()));
     let mut analyzer = Analyzer::new(&analysis.options())?;
-    let mut races = RaceFinder::new();
-    let mut builder = TimelineBuilder::new(options, trace.threads());
-    for item in trace.global_order()? {
-        let item = item?;
-        analyzer.push(&item.event)?;
-        races.push(&item.event);
-        builder.push(item.seq, &item.event);
-        if item.seq % rr_lite_splitter::progress::PROGRESS_STEP == 0 {
-            bar.entries_read(item.seq);
+    let (analysis, report, builder) = loop {
+        match first_pass(trace, analyzer, &options)? {
+            FirstPass::Finer(finer) => analyzer = *finer,
+            FirstPass::Done(found) => break *found,
         }
-    }
-    let analysis = analyzer.finish();
-    let report = races.finish();
+    };
     let mut links = builder.links(&analysis.pairs, &report.races);
     for item in trace.global_order()? {
         if !links.wants_more() {
@@ -117,6 +109,45 @@ fn build(
         links.push(item.seq, &item.event);
     }
     Ok((links.finish(), report))
+}
+
+/// How the first pass ended: with the pairs, races and marks, or early
+/// with an analyzer at a finer granule to read the trace again with.
+enum FirstPass {
+    Done(Box<(Analysis, RaceReport, TimelineBuilder)>),
+    Finer(Box<Analyzer>),
+}
+
+/// The pairs, the races and the marks, in one pass over the global order.
+fn first_pass(
+    trace: &TraceDir,
+    mut analyzer: Analyzer,
+    options: &TimelineOptions,
+) -> anyhow::Result<FirstPass> {
+    let bar = SplitProgressBar::new();
+    use rr_lite_splitter::Progress;
+    let total = trace.header().map(|h| h.entries.iter().sum());
+    bar.start(total);
+    let mut finer = FinerCheck::new(&analyzer, total);
+    let mut races = RaceFinder::new();
+    let mut builder = TimelineBuilder::new(*options, trace.threads());
+    for item in trace.global_order()? {
+        let item = item?;
+        analyzer.push(&item.event)?;
+        races.push(&item.event);
+        builder.push(item.seq, &item.event);
+        if item.seq % rr_lite_splitter::progress::PROGRESS_STEP == 0 {
+            bar.entries_read(item.seq);
+        }
+        if let Some(finer) = finer.after_events(&mut analyzer)? {
+            return Ok(FirstPass::Finer(Box::new(finer)));
+        }
+    }
+    if let Some(finer) = finer.at_end(&analyzer)? {
+        return Ok(FirstPass::Finer(Box::new(finer)));
+    }
+    let found = (analyzer.finish(), races.finish(), builder);
+    Ok(FirstPass::Done(Box::new(found)))
 }
 
 /// Call sites and addresses as short tables the marks point into.

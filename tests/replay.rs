@@ -1835,6 +1835,21 @@ fn false_sharing_is_reported_and_a_finer_granule_drops_its_waits() {
             "{}",
             describe("split", &out)
         );
+        // The timeline draws the pairs the split keeps at its granule.
+        let kept = &auto["pairs_kept"];
+        let pairs = count(kept, "WAR") + count(kept, "RAW") + count(kept, "WAW");
+        let html = rec.trace.with_extension("html");
+        let out = common::rr([
+            "timeline".as_ref(),
+            "-o".as_ref(),
+            html.as_os_str(),
+            rec.trace.as_os_str(),
+        ]);
+        assert!(
+            text(&out.stderr).contains(&format!(" of {pairs} dependencies")),
+            "{pairs} pairs kept: {}",
+            describe("timeline", &out)
+        );
     }
     let fine = split_stats(&rec, &["--granule", "4"]);
     assert_eq!(

@@ -135,6 +135,66 @@ const FINER_CHECK_FIRST: u64 = 1 << 22;
 /// A trace this small is read again whenever its whole pass says so.
 const FINER_CHECK_SMALL: u64 = 1 << 24;
 
+/// When a pass over the global order asks its analyzer whether to start
+/// again at a finer granule (the split's pass, and every command that
+/// shows the split's pairs: `rr-lite timeline`), so that they all analyse
+/// at the granule the split chose.
+#[derive(Debug, Clone)]
+pub struct FinerCheck {
+    /// The entries read at which to ask next (`u64::MAX`: never again).
+    check_at: u64,
+    /// The trace's entries (`u64::MAX` if unknown).
+    total: u64,
+    may_go_finer: bool,
+}
+
+impl FinerCheck {
+    /// For a pass of `analyzer` over a trace of `total` entries, if known.
+    pub fn new(analyzer: &Analyzer, total: Option<u64>) -> FinerCheck {
+        let may_go_finer = analyzer.may_go_finer();
+        FinerCheck {
+            check_at: if may_go_finer {
+                FINER_CHECK_FIRST
+            } else {
+                u64::MAX
+            },
+            total: total.unwrap_or(u64::MAX),
+            may_go_finer,
+        }
+    }
+
+    /// After some events: the analyzer to read the trace again with, if
+    /// this is a point to ask and the pairs kept so far say so. (One
+    /// compare unless it is such a point.)
+    #[inline]
+    pub fn after_events(&mut self, analyzer: &mut Analyzer) -> Result<Option<Analyzer>> {
+        if analyzer.entries() < self.check_at {
+            return Ok(None);
+        }
+        if let Some(finer) = analyzer.finer_for_false_sharing()? {
+            return Ok(Some(finer));
+        }
+        self.check_at = self.check_at.saturating_mul(2);
+        if self.check_at > self.total / 2 {
+            self.check_at = u64::MAX;
+            if self.total > FINER_CHECK_SMALL {
+                analyzer.stop_watching_false_sharing();
+            }
+        }
+        Ok(None)
+    }
+
+    /// At the end of the pass: a small trace is read again if its whole
+    /// pass says so.
+    pub fn at_end(&self, analyzer: &Analyzer) -> Result<Option<Analyzer>> {
+        if self.may_go_finer && analyzer.entries() <= FINER_CHECK_SMALL {
+            analyzer.finer_for_false_sharing()
+        } else {
+            Ok(None)
+        }
+    }
+}
+
 /// One pass of `analyzer` over `trace`'s global order (`total` entries, if
 /// known); see [`Pass`].
 fn read_global_order(
@@ -147,13 +207,7 @@ fn read_global_order(
         EventOrder::Runs => trace.analysis_order()?,
         EventOrder::Clock => trace.global_order()?,
     };
-    let total = total.unwrap_or(u64::MAX);
-    let may_go_finer = analyzer.may_go_finer();
-    let mut check_at = if may_go_finer {
-        FINER_CHECK_FIRST
-    } else {
-        u64::MAX
-    };
+    let mut finer = FinerCheck::new(&analyzer, total);
     let mut next_report = progress::PROGRESS_STEP;
     while let Some((_, run)) = order.next_run()? {
         if let Err(e) = run.iter().try_for_each(|e| analyzer.push(e)) {
@@ -165,27 +219,15 @@ fn read_global_order(
             progress.entries_read(analyzer.entries());
             next_report = analyzer.entries() + progress::PROGRESS_STEP;
         }
-        if analyzer.entries() >= check_at {
-            if let Some(finer) = analyzer.finer_for_false_sharing()? {
-                return Ok(Pass::Finer(finer));
-            }
-            check_at = check_at.saturating_mul(2);
-            if check_at > total / 2 {
-                check_at = u64::MAX;
-                if total > FINER_CHECK_SMALL {
-                    analyzer.stop_watching_false_sharing();
-                }
-            }
+        if let Some(finer) = finer.after_events(&mut analyzer)? {
+            return Ok(Pass::Finer(finer));
         }
     }
     progress.entries_read(analyzer.entries());
-    if may_go_finer
-        && analyzer.entries() <= FINER_CHECK_SMALL
-        && let Some(finer) = analyzer.finer_for_false_sharing()?
-    {
-        return Ok(Pass::Finer(finer));
-    }
-    Ok(Pass::Done(analyzer))
+    Ok(match finer.at_end(&analyzer)? {
+        Some(finer) => Pass::Finer(finer),
+        None => Pass::Done(analyzer),
+    })
 }
 
 /// Fills in `plan`'s events from its thread's log, read as far as its last
