@@ -1403,12 +1403,14 @@ fn a_bad_free_aborts_as_natively_and_replays() {
 /// run first and succeed when its event was logged after the check).
 /// "reuse": the freeing thread then allocates the block again, whose
 /// event covers the header too and so comes after main's write (else the
-/// replayed write could land on the new tag, and its free abort). A
-/// recording in another order (the waits are 20 ms) replays too.
+/// replayed write could land on the new tag, and its free abort).
+/// "realloc": "after" with the block moved by realloc, which checks and
+/// frees it. A recording in another order (the waits are 20 ms) replays
+/// too.
 #[test]
 fn a_write_over_a_blocks_header_keeps_its_order_with_the_allocator() {
     let exe = build("replay_free_header_race");
-    for (how, status) in [("after", 0), ("before", 134), ("reuse", 0)] {
+    for (how, status) in [("after", 0), ("before", 134), ("reuse", 0), ("realloc", 0)] {
         let rec = record_within(&exe, &[how], LIMIT);
         replay_all_modes(&rec);
         let (events, t1) = (rec.events(), |e: &&common::Event| e.thread == 1);
@@ -1430,7 +1432,7 @@ fn a_write_over_a_blocks_header_keeps_its_order_with_the_allocator() {
             .nth(1)
             .filter(|e| e.kind == "write-range" && e.addr == free_range.addr);
         let dependencies = match how {
-            "after" => vec![(free_range, program_write)],
+            "after" | "realloc" => vec![(free_range, program_write)],
             "before" => vec![(program_write, free_range)],
             _ => vec![
                 (free_range, program_write),

@@ -433,6 +433,21 @@ pub(crate) fn usable_size(p: *mut u8) -> Option<usize> {
     })
 }
 
+/// [`next_block`] for [`realloc`] of `p` (0: none): `p` itself if the
+/// block keeps it, else the block a new allocation takes; None if `p` is
+/// no live block of this heap's (the call aborts).
+pub(crate) fn next_realloc(p: usize, size: usize) -> Option<usize> {
+    if owns(p) {
+        let block = active().then(|| locked(|| live_block(p).map(|b| (b, block_size(b)))));
+        match block.flatten() {
+            Some((block, usable)) if block == p && usable >= size => return Some(p),
+            Some(_) => {}
+            None => return None,
+        }
+    }
+    next_block(size)
+}
+
 pub(crate) fn realloc(p: *mut u8, size: usize) -> *mut u8 {
     if p.is_null() {
         return malloc(size);

@@ -1179,7 +1179,15 @@ impl RecordThread {
     /// keeps its own stripe (`nest_depth`), a single-stripe event nests on
     /// top of the held set instead of releasing it.
     pub(crate) fn acquire(&self, addr: u64, size: u64) -> Acquired {
-        let want = StripeSet::for_access(addr, size);
+        self.acquire_set(
+            StripeSet::for_access(addr, size),
+            crate::chaos::is_step(addr),
+        )
+    }
+
+    /// [`Self::acquire`] of a set the caller built (an allocator call's
+    /// ranges); `step`: PCT counts the event as a step.
+    pub(crate) fn acquire_set(&self, want: StripeSet, step: bool) -> Acquired {
         if let Some(stripe) = want.single().filter(|_| self.nest_depth.get() > 0) {
             if self.owns(stripe) || self.nested_held.get().contains(stripe) {
                 return Acquired::Nested(StripeSet::EMPTY);
@@ -1188,7 +1196,7 @@ impl RecordThread {
             self.push_nested(stripe);
             return Acquired::Nested(want);
         }
-        self.hold_next_counted(want, crate::chaos::is_step(addr));
+        self.hold_next_counted(want, step);
         Acquired::Top
     }
 

@@ -539,6 +539,11 @@ impl StripeSet {
         &self.runs[..self.len as usize]
     }
 
+    /// The runs of consecutive stripes the set holds (at most four).
+    pub(crate) fn runs_len(&self) -> usize {
+        self.len as usize
+    }
+
     /// The set of one stripe.
     pub(crate) fn of_stripe(stripe: u32) -> StripeSet {
         StripeSet::one_run((stripe, 1))

@@ -12,7 +12,9 @@
  * main's write, then (40 ms after the free) the freeing thread allocates
  * the block again, which writes the tag afresh, and frees it: the
  * allocation's event must cover the header too, or the replayed write may
- * come after it and the second free abort. */
+ * come after it and the second free abort. "realloc": as "after", but the
+ * thread moves the block with realloc (which checks the header and frees
+ * the block) instead of freeing it. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +22,7 @@
 #include <time.h>
 
 static char *block;
-static int free_late, reuse;
+static int free_late, reuse, moves;
 
 static double now(void) {
     struct timespec ts;
@@ -37,7 +39,10 @@ static void wait_ms(int ms) {
 static void *freer(void *arg) {
     (void)arg;
     if (free_late) wait_ms(20);
-    free(block);
+    if (moves)
+        free(realloc(block, 4096));
+    else
+        free(block);
     if (reuse) {
         wait_ms(40);
         char *again = malloc(64);
@@ -50,6 +55,7 @@ static void *freer(void *arg) {
 int main(int argc, char **argv) {
     free_late = argc > 1 && strcmp(argv[1], "before") == 0;
     reuse = argc > 1 && strcmp(argv[1], "reuse") == 0;
+    moves = argc > 1 && strcmp(argv[1], "realloc") == 0;
     block = malloc(64);
     pthread_t t;
     pthread_create(&t, NULL, freer, NULL);

@@ -1305,8 +1305,7 @@ fn hold_measured(
 /// covered; its block's, further down, is not.)
 pub(crate) fn log_free(freed: u64, site: u64, op: impl FnOnce()) {
     let heap = rr_lite_trace::pseudo::HEAP;
-    let bytes = block_header(freed);
-    let (at, len) = bytes;
+    let (at, len) = block_header(freed);
     around_call(op, |t, mode, op| {
         if mode != Mode::Record {
             busy(t, || {
@@ -1322,7 +1321,7 @@ pub(crate) fn log_free(freed: u64, site: u64, op: impl FnOnce()) {
             busy(t, || replay::publish_pending(&t.replay));
             return;
         }
-        let acquired = busy(t, || hold_heap_and(t, Some(bytes)));
+        let acquired = busy(t, || hold_heap_and(t, [Some(freed), None]));
         busy(t, || {
             t.record.append(EventKind::WriteRange, at, len, site, 0)
         });
@@ -1334,22 +1333,31 @@ pub(crate) fn log_free(freed: u64, site: u64, op: impl FnOnce()) {
     })
 }
 
-/// Record: locks the heap's stripe and those of `bytes` (a block's header
-/// and first word) for an allocator call. Inside a call that keeps its own
-/// stripe (glibc freeing inside pthread_join or fclose), both nest on it;
-/// else they become the thread's held set.
-fn hold_heap_and(t: &ThreadState, bytes: Option<(u64, u64)>) -> [Acquired; 2] {
+/// Record: locks the heap's stripe and those of `blocks`' headers and
+/// first words ([`block_header`]) for an allocator call. Inside a call
+/// that keeps its own stripe (glibc freeing inside pthread_join or
+/// fclose), both nest on it; else they become the thread's held set.
+fn hold_heap_and(t: &ThreadState, blocks: [Option<u64>; 2]) -> [Acquired; 2] {
     let heap = rr_lite_trace::pseudo::HEAP;
-    let Some((at, len)) = bytes else {
+    let mut ranges = blocks.into_iter().flatten().map(block_header);
+    let Some((at, len)) = ranges.next() else {
         return [
             Acquired::Nested(StripeSet::EMPTY),
             t.record.acquire(heap, 0),
         ];
     };
+    let mut set = StripeSet::for_access(at, len);
+    for (at, len) in ranges {
+        // A set holds four runs: a second block (realloc's new one) whose
+        // stripes would leave no room for the heap's is not held (only
+        // when both blocks' ranges wrap around the stripe table).
+        if set.runs_len() + StripeSet::for_access(at, len).runs_len() < 4 {
+            set.add_access(at, len);
+        }
+    }
     if t.record.is_nested() {
-        [t.record.acquire(at, len), t.record.acquire(heap, 0)]
+        [t.record.acquire_set(set, false), t.record.acquire(heap, 0)]
     } else {
-        let mut set = StripeSet::for_access(at, len);
         set.add_access(heap, 0);
         t.record.hold_next(set);
         [Acquired::Nested(StripeSet::EMPTY), Acquired::Top]
@@ -1369,41 +1377,52 @@ fn block_header(p: u64) -> (u64, u64) {
     (p.saturating_sub(header), header + 8)
 }
 
-/// An allocation (malloc, calloc, the aligned ones) that the runtime's heap
-/// may serve: besides its allocator event on the heap, a write range over
-/// the block's header and first word, which the allocator writes (the tag)
-/// and reads (a reused block's free-list link) inside the call. So a
-/// program writing into a freed block (its header or its first word) is
-/// ordered against the allocation that hands the block out again, which
-/// finds at replay what it found when recording. `next` is the pointer the
-/// call will return (`heap::next_block`), taken again once the heap's
-/// stripe is held: the guess taken before can be stale (another thread
-/// allocated in between), and then the stripes are taken again. Logged
-/// after the call: the allocation, then its range (which replay counts
-/// once the allocation's waits have brought the heap to where it was,
-/// at the recorded pointer).
+/// An allocation (malloc, calloc, the aligned ones, realloc) that the
+/// runtime's heap may serve: besides its allocator event on the heap, a
+/// write range over the block's header and first word, which the
+/// allocator writes (the tag) and reads (a reused block's free-list link)
+/// inside the call. So a program writing into a freed block (its header or
+/// its first word) is ordered against the allocation that hands the block
+/// out again, which finds at replay what it found when recording. `next`
+/// is the pointer the call will return (`heap::next_block`), taken again
+/// once the heap's stripe is held: the guess taken before can be stale
+/// (another thread allocated in between), and then the stripes are taken
+/// again. Logged after the call: the allocation, then its range (which
+/// replay counts once the allocation's waits have brought the heap to
+/// where it was, at the recorded pointer). realloc's `freed`, the block it
+/// checks and may free, has its range logged first, as a free's is
+/// ([`log_free`]: before the call, which may abort on its header).
 pub(crate) fn log_alloc(
     size: u64,
     site: u64,
+    freed: Option<u64>,
     next: impl Fn() -> Option<u64>,
     op: impl FnOnce() -> u64,
 ) -> u64 {
     let heap = rr_lite_trace::pseudo::HEAP;
     around_call(op, |t, mode, op| {
         if mode != Mode::Record {
-            return replay_alloc(t, site, op);
+            return replay_alloc(t, site, freed, op);
         }
+        let owned = |p: u64| crate::heap::owns(p as usize).then_some(p);
+        let old = freed.and_then(owned);
         let mut guess = next();
-        let mut acquired = busy(t, || hold_heap_and(t, guess.map(block_header)));
+        let mut acquired = busy(t, || hold_heap_and(t, [old, guess]));
         while next() != guess {
             busy(t, || give_back_heap_and(t, acquired));
             guess = next();
-            acquired = busy(t, || hold_heap_and(t, guess.map(block_header)));
+            acquired = busy(t, || hold_heap_and(t, [old, guess]));
+        }
+        if let Some(old) = old {
+            let (at, len) = block_header(old);
+            busy(t, || {
+                t.record.append(EventKind::WriteRange, at, len, site, 0)
+            });
         }
         let p = t.record.guarded(op);
         busy(t, || {
             t.record.append(EventKind::Alloc, heap, size, site, p);
-            if crate::heap::owns(p as usize) {
+            if let Some(p) = owned(p) {
                 let (at, len) = block_header(p);
                 t.record.append(EventKind::WriteRange, at, len, site, 0);
             }
@@ -1413,14 +1432,22 @@ pub(crate) fn log_alloc(
     })
 }
 
-/// Replay of [`log_alloc`]: the allocation's waits, then its range's at
-/// the recorded pointer, then the real call, whose pointer must be it.
-fn replay_alloc(t: &ThreadState, site: u64, op: impl FnOnce() -> u64) -> u64 {
+/// Replay of [`log_alloc`]: the freed block's range's waits (realloc), the
+/// allocation's, then its range's at the recorded pointer, then the real
+/// call, whose pointer must be it.
+fn replay_alloc(t: &ThreadState, site: u64, freed: Option<u64>, op: impl FnOnce() -> u64) -> u64 {
     let heap = rr_lite_trace::pseudo::HEAP;
-    busy(t, || {
-        replay::publish_pending(&t.replay);
-        replay::count(&t.replay, EventKind::Alloc, heap, site);
-    });
+    busy(t, || replay::publish_pending(&t.replay));
+    if let Some(old) = freed.filter(|&p| crate::heap::owns(p as usize)) {
+        let (at, _) = block_header(old);
+        busy(t, || {
+            replay::count(&t.replay, EventKind::WriteRange, at, site)
+        });
+        if crashed_inside(t) {
+            return replay::guarded(&t.replay, op);
+        }
+    }
+    busy(t, || replay::count(&t.replay, EventKind::Alloc, heap, site));
     let recorded = replay::take_result(&t.replay);
     if let Some(p) = recorded.filter(|&p| crate::heap::owns(p as usize)) {
         let (at, _) = block_header(p);

@@ -16,28 +16,18 @@ use crate::real;
 use crate::site::with_site;
 
 /// An allocation the heap serves while active (`events::log_alloc`: its
-/// event holds the block's header), `next` the pointer it will return.
+/// event holds the block's header), `next` the pointer it will return;
+/// `freed`: realloc's block.
 fn heap_alloc_event(
     size: size_t,
     site: u64,
+    freed: Option<*mut c_void>,
     next: impl Fn() -> Option<usize>,
     op: impl FnOnce() -> *mut c_void,
 ) -> *mut c_void {
     let next = || next().map(|p| p as u64);
-    events::log_alloc(size as u64, site, next, || op() as u64) as *mut c_void
-}
-
-/// An allocation whose block's header the event does not hold (realloc:
-/// see ARCHITECTURE.md, "Address space").
-fn alloc_event(size: size_t, site: u64, op: impl FnOnce() -> *mut c_void) -> *mut c_void {
-    log_after_call(
-        EventKind::Alloc,
-        pseudo::HEAP,
-        size as u64,
-        site,
-        op,
-        |&p| p as u64,
-    )
+    let freed = freed.map(|p| p as u64);
+    events::log_alloc(size as u64, site, freed, next, || op() as u64) as *mut c_void
 }
 
 /// Calls the deterministic heap when it is active, else glibc.
@@ -49,6 +39,7 @@ pub(crate) extern "C" fn malloc_impl(size: size_t, site: u64) -> *mut c_void {
     heap_alloc_event(
         size,
         site,
+        None,
         || heap::next_block(size),
         || {
             // SAFETY: forwarding to glibc's malloc.
@@ -63,7 +54,7 @@ with_site!(malloc => malloc_impl, "rsi");
 
 extern "C" fn calloc_impl(n: size_t, size: size_t, site: u64) -> *mut c_void {
     let next = || n.checked_mul(size).and_then(heap::next_block);
-    heap_alloc_event(n.saturating_mul(size), site, next, || {
+    heap_alloc_event(n.saturating_mul(size), site, None, next, || {
         // SAFETY: forwarding.
         either(
             || heap::calloc(n, size).cast(),
@@ -76,7 +67,8 @@ with_site!(calloc => calloc_impl, "rdx");
 /// realloc of a block glibc allocated before start-up, while the heap is
 /// active, moves it into the heap (see `heap::realloc`).
 extern "C" fn realloc_impl(p: *mut c_void, size: size_t, site: u64) -> *mut c_void {
-    alloc_event(size, site, || {
+    let next = || heap::next_realloc(p as usize, size);
+    heap_alloc_event(size, site, Some(p), next, || {
         // SAFETY: forwarding.
         either(
             || heap::realloc(p.cast(), size).cast(),
@@ -130,7 +122,7 @@ fn aligned_event(
     glibc: impl FnOnce() -> *mut c_void,
 ) -> *mut c_void {
     let next = || heap::next_aligned(align, size);
-    heap_alloc_event(size, site, next, || {
+    heap_alloc_event(size, site, None, next, || {
         either(|| heap::aligned(align, size).cast(), glibc)
     })
 }
