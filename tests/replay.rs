@@ -1392,6 +1392,19 @@ fn a_bad_free_aborts_as_natively_and_replays() {
     }
 }
 
+/// Main holds a spin lock and sleeps a second while its thread waits for
+/// the lock: replayed with a watchdog of 300 ms, the sleeping main is not
+/// taken for stuck (it was: every replay reported a deadlock, as Intel
+/// Pin's spin_lock_app in SCTBench's checkout did with the default 2 s).
+#[test]
+fn a_thread_sleeping_while_another_waits_is_no_deadlock() {
+    let rec = record_within(&build("replay_sleep_holding_lock"), &[], LIMIT);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    for (n, mode) in ["--parallel", "--sequential"].into_iter().enumerate() {
+        assert_replays_as_recorded(&rec, &[mode, "--watchdog-ms", "300"], n);
+    }
+}
+
 /// One thread frees a block while main writes one byte before it, over
 /// the heap's tag, with nothing ordering the two but the clock (which
 /// replay serves from the log). The free's event covers the block's

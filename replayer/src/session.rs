@@ -159,10 +159,15 @@ impl State {
         let replay_wait = live
             .iter()
             .any(|p| p.status == ThreadStatus::Waiting as u32);
-        !live.is_empty()
-            && live
-                .iter()
-                .all(|p| is_stuck(p.status) || (replay_wait && asleep_in_kernel(p.kernel_tid)))
+        // A thread asleep in the kernel counts as stuck when another waits
+        // at replay (a wait the runtime does not see), unless it sleeps in
+        // a call that returns by itself (sleep, poll: `Sleeping`).
+        let asleep = |p: &ProgressSnapshot| {
+            replay_wait
+                && p.status != ThreadStatus::Sleeping as u32
+                && asleep_in_kernel(p.kernel_tid)
+        };
+        !live.is_empty() && live.iter().all(|p| is_stuck(p.status) || asleep(p))
     }
 }
 
