@@ -267,10 +267,12 @@ fn allocate(size: usize) -> Option<(usize, bool)> {
 /// The pointer the next allocation of `size` bytes will hand out
 /// (`malloc`, `calloc`), if this heap serves it: the events of allocations
 /// hold its header before they allocate (`events::log_alloc`). Exact while
-/// no other allocation runs, which holding the heap's stripe ensures.
+/// no other allocation runs, which holding the heap's stripe ensures (so
+/// without the heap's lock: it only reads, atomics and mapped headers, and
+/// the allocation's event holds the heap's stripe longer with it).
 pub(crate) fn next_block(size: usize) -> Option<usize> {
     active()
-        .then(|| locked(|| choose(size).map(Source::pointer)))
+        .then(|| choose(size).map(Source::pointer))
         .flatten()
 }
 
@@ -438,7 +440,7 @@ pub(crate) fn usable_size(p: *mut u8) -> Option<usize> {
 /// no live block of this heap's (the call aborts).
 pub(crate) fn next_realloc(p: usize, size: usize) -> Option<usize> {
     if owns(p) {
-        let block = active().then(|| locked(|| live_block(p).map(|b| (b, block_size(b)))));
+        let block = active().then(|| live_block(p).map(|b| (b, block_size(b))));
         match block.flatten() {
             Some((block, usable)) if block == p && usable >= size => return Some(p),
             Some(_) => {}
@@ -516,7 +518,7 @@ pub(crate) fn next_aligned(align: usize, size: usize) -> Option<usize> {
     }
     let padded = size.checked_add(align + HEADER)?;
     active()
-        .then(|| locked(|| choose(padded).map(|s| aligned_in(s.pointer(), align))))
+        .then(|| choose(padded).map(|s| aligned_in(s.pointer(), align)))
         .flatten()
 }
 
