@@ -14,7 +14,7 @@ pub mod checksum;
 pub mod predict;
 pub mod varint;
 
-use crate::event::EventKind;
+use crate::event::{EventKind, RecordedEvent};
 use predict::{Predictor, SiteSlot};
 use varint::{VarintError, unzigzag, zigzag};
 
@@ -193,6 +193,37 @@ pub struct Entry {
     pub size: u64,
     pub site: u64,
     pub payload: u64,
+}
+
+impl Entry {
+    /// The event this entry is as the `index`th of `thread`'s log.
+    #[inline(always)]
+    pub fn into_event(self, thread: u32, index: u64) -> RecordedEvent {
+        RecordedEvent {
+            thread,
+            index,
+            clock: self.clock,
+            kind: self.kind,
+            addr: self.addr,
+            size: self.size,
+            site: self.site,
+            payload: self.payload,
+        }
+    }
+}
+
+impl From<&RecordedEvent> for Entry {
+    /// What the runtime logs for `e` (its thread and index are the log's).
+    fn from(e: &RecordedEvent) -> Entry {
+        Entry {
+            clock: e.clock,
+            kind: e.kind,
+            addr: e.addr,
+            size: e.size,
+            site: e.site,
+            payload: e.payload,
+        }
+    }
 }
 
 /// How entries are laid out: versions 1-4 delta-code every field against

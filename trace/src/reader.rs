@@ -356,16 +356,7 @@ impl ThreadLogReader {
             let Ok(Decoded::Entry(e, n)) = decode_entry(&buf[pos..], &mut self.state) else {
                 break;
             };
-            out.push(RecordedEvent {
-                thread,
-                index,
-                clock: e.clock,
-                kind: e.kind,
-                addr: e.addr,
-                size: e.size,
-                site: e.site,
-                payload: e.payload,
-            });
+            out.push(e.into_event(thread, index));
             pos += n;
             index += 1;
         }
@@ -399,16 +390,7 @@ impl ThreadLogReader {
                         });
                     }
                     self.pos += n;
-                    let event = RecordedEvent {
-                        thread: self.header.thread,
-                        index: self.next_index,
-                        clock: e.clock,
-                        kind: e.kind,
-                        addr: e.addr,
-                        size: e.size,
-                        site: e.site,
-                        payload: e.payload,
-                    };
+                    let event = e.into_event(self.header.thread, self.next_index);
                     self.next_index += 1;
                     return Ok(Some(event));
                 }

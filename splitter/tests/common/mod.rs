@@ -59,15 +59,7 @@ pub fn write_trace(dir: &Path, threads: u32, events: &[RecordedEvent]) {
         let mut state = DeltaState::default();
         for e in events.iter().filter(|e| e.thread == t) {
             let mut buf = [0u8; MAX_ENTRY_LEN];
-            let entry = Entry {
-                clock: e.clock,
-                kind: e.kind,
-                addr: e.addr,
-                size: e.size,
-                site: e.site,
-                payload: e.payload,
-            };
-            let n = encode_entry(&mut buf, &mut state, &entry);
+            let n = encode_entry(&mut buf, &mut state, &Entry::from(e));
             bytes.extend_from_slice(&buf[..n]);
         }
         bytes.extend_from_slice(&[0; 16]);
