@@ -1355,12 +1355,15 @@ fn hold_heap_and(t: &ThreadState, blocks: [Option<u64>; 2]) -> [Acquired; 2] {
             set.add_access(at, len);
         }
     }
+    // (No PCT step, as the heap's own events are none: `chaos::is_step`.)
     if t.record.is_nested() {
         [t.record.acquire_set(set, false), t.record.acquire(heap, 0)]
     } else {
         set.add_access(heap, 0);
-        t.record.hold_next(set);
-        [Acquired::Nested(StripeSet::EMPTY), Acquired::Top]
+        [
+            Acquired::Nested(StripeSet::EMPTY),
+            t.record.acquire_set(set, false),
+        ]
     }
 }
 
