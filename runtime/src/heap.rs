@@ -186,13 +186,9 @@ enum Source {
     Carved { class: usize, at: usize },
     /// The large block in `HEAP.large_free[slot]`, its header at `header`.
     LargeFree { slot: usize, header: usize },
-    /// `pages` new pages off the bump pointer at `at`, the header at
-    /// `header` (the pointer page-aligned).
-    LargeCarved {
-        at: usize,
-        header: usize,
-        pages: usize,
-    },
+    /// `pages` new pages off the bump pointer, the header at `header` (the
+    /// pointer page-aligned).
+    LargeCarved { header: usize, pages: usize },
 }
 
 impl Source {
@@ -233,7 +229,7 @@ fn choose(size: usize) -> Option<Source> {
     // pointer is page-aligned (useful for valloc and big alignments).
     let at = HEAP.bump.load(Ordering::Relaxed);
     let header = (at + HEADER).next_multiple_of(PAGE) - HEADER;
-    fits(at, header - at + pages * PAGE).then_some(Source::LargeCarved { at, header, pages })
+    fits(at, header - at + pages * PAGE).then_some(Source::LargeCarved { header, pages })
 }
 
 /// Allocates a block of at least `size` bytes; returns (pointer, fresh).
@@ -256,7 +252,7 @@ fn allocate(size: usize) -> Option<(usize, bool)> {
             HEAP.large_free[slot].store(0, Ordering::Relaxed);
             Some((hand_out(p, LARGE_CLASS), false))
         }
-        Source::LargeCarved { header, pages, .. } => {
+        Source::LargeCarved { header, pages } => {
             HEAP.bump.store(header + pages * PAGE, Ordering::Relaxed);
             write_word(header, pages | LARGE_FLAG);
             Some((hand_out(p, LARGE_CLASS), true))
@@ -440,14 +436,19 @@ pub(crate) fn usable_size(p: *mut u8) -> Option<usize> {
 /// no live block of this heap's (the call aborts).
 pub(crate) fn next_realloc(p: usize, size: usize) -> Option<usize> {
     if owns(p) {
-        let block = active().then(|| live_block(p).map(|b| (b, block_size(b))));
-        match block.flatten() {
-            Some((block, usable)) if block == p && usable >= size => return Some(p),
+        match active().then(|| live_block(p)).flatten() {
+            Some(block) if stays_in_place(p, block, size) => return Some(p),
             Some(_) => {}
             None => return None,
         }
     }
     next_block(size)
+}
+
+/// Whether [`realloc`] of `p`, in live block `block`, to `size` bytes
+/// keeps the block (else it moves to a new one).
+fn stays_in_place(p: usize, block: usize, size: usize) -> bool {
+    block == p && block_size(block) >= size
 }
 
 pub(crate) fn realloc(p: *mut u8, size: usize) -> *mut u8 {
@@ -457,11 +458,10 @@ pub(crate) fn realloc(p: *mut u8, size: usize) -> *mut u8 {
     let at = p as usize;
     let old = if owns(at) {
         let block = block_of(at, b"realloc");
-        let usable = block_size(block) - (at - block);
-        if usable >= size && block == at {
+        if stays_in_place(at, block, size) {
             return p;
         }
-        usable
+        block_size(block) - (at - block)
     } else {
         // SAFETY: a block glibc allocated before the runtime started.
         unsafe { real::malloc_usable_size(p.cast()) }

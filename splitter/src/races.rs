@@ -28,7 +28,7 @@
 
 use std::collections::HashMap;
 
-use rr_lite_trace::{EventKind, HEAP_BLOCK_HEADER, RecordedEvent, pseudo};
+use rr_lite_trace::{EventKind, RecordedEvent, heap_block_range, pseudo};
 
 use crate::pairs::EventRef;
 use crate::thinned::Thinned;
@@ -198,12 +198,10 @@ impl RaceFinder {
         let t = e.thread;
         if self.clocks.len() <= t as usize {
             self.clocks.resize(t as usize + 1, VectorClock::default());
+            self.allocator_range.resize(t as usize + 1, None);
         }
         if self.clocks[t as usize].get(t) == 0 {
             self.clocks[t as usize].step(t);
-        }
-        if self.allocator_range.len() <= t as usize {
-            self.allocator_range.resize(t as usize + 1, None);
         }
         if let Some(header) = self.allocator_range[t as usize].take()
             && e.kind == EventKind::WriteRange
@@ -250,8 +248,7 @@ impl RaceFinder {
         self.forget(block.start, block.size);
         self.live.insert(block.start, block);
         self.allocated.push(block);
-        self.allocator_range[e.thread as usize] =
-            Some(block.start.saturating_sub(HEAP_BLOCK_HEADER));
+        self.allocator_range[e.thread as usize] = Some(heap_block_range(block.start).0);
     }
 
     /// A free: the block's shadow goes, and with it the free's own write
@@ -262,8 +259,8 @@ impl RaceFinder {
         if let Some(block) = self.live.remove(&ptr) {
             self.forget(block.start, block.size);
         }
-        let header = ptr.saturating_sub(HEAP_BLOCK_HEADER);
-        self.forget(header, HEAP_BLOCK_HEADER + 8);
+        let (header, len) = heap_block_range(ptr);
+        self.forget(header, len);
     }
 
     /// Drops the shadow of `[start, start + size)`.

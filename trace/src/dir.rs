@@ -430,33 +430,18 @@ impl DecodedLog {
 }
 
 /// The worker: decodes `reader` into batches until its end, an error (sent
-/// last) or the merge going away. Checks that its clocks grow, which the
-/// global order relies on: the decoder refuses an entry whose clock does
-/// not pass the one before (`codec::clock_after`), so only the first event
-/// of a batch is compared, with the batch before's last.
+/// last) or the merge going away. The global order relies on each log's
+/// clocks growing, which the decoder ensures: it refuses an entry whose
+/// clock does not pass the one before (`codec::clock_after`).
 fn decode_batches(
     reader: &mut ThreadLogReader,
     tx: &SyncSender<Result<Vec<RecordedEvent>>>,
     batch_events: usize,
 ) {
-    let mut last_clock = None;
     loop {
         let mut batch = Vec::with_capacity(batch_events);
-        let offset = reader.offset();
-        let mut failed = reader.read_batch(&mut batch, batch_events).err();
-        if let (Some(first), Some(last)) = (batch.first(), last_clock)
-            && first.clock <= last
-        {
-            let e = TraceError::Corrupt {
-                path: reader.path().to_path_buf(),
-                offset,
-                what: "clock does not grow".into(),
-            };
-            failed = Some(reader.damage_or(e));
-            batch.clear();
-        }
+        let failed = reader.read_batch(&mut batch, batch_events).err();
         debug_assert!(batch.windows(2).all(|w| w[0].clock < w[1].clock));
-        last_clock = batch.last().map(|e| e.clock).or(last_clock);
         let full = batch.len() == batch_events;
         if !batch.is_empty() && tx.send(Ok(batch)).is_err() {
             return;

@@ -214,6 +214,14 @@ impl EventKind {
 /// `Free` (docs/FORMAT.md, "Event kinds").
 pub const HEAP_BLOCK_HEADER: u64 = 16;
 
+/// The bytes the runtime's heap reads and writes at block `p` when it hands
+/// it out or takes it back, as (start, length): its header and its first
+/// word (a free block's free-list link). What an allocator call's
+/// `WriteRange` covers.
+pub fn heap_block_range(p: u64) -> (u64, u64) {
+    (p.saturating_sub(HEAP_BLOCK_HEADER), HEAP_BLOCK_HEADER + 8)
+}
+
 /// Pseudo-addresses for state that is shared but has no memory address of its
 /// own. They live in the non-canonical upper half of the address space, which
 /// no user-space access can touch, 64 bytes apart so that every supported

@@ -1289,7 +1289,7 @@ fn hold_measured(
 
 /// free() of `freed`, a pointer into the runtime's heap: inside the real
 /// call the allocator reads and writes the block's header and its first
-/// word ([`block_header`]: the tag it checks and marks freed, a small
+/// word (`rr_lite_trace::heap_block_range`: the tag it checks and marks freed, a small
 /// block's free-list link), so besides its allocator event the call is a
 /// write range there, held across it (record) and waited for before it
 /// (replay), like memcpy's ranges: a racy access to freed memory or to the
@@ -1305,14 +1305,10 @@ fn hold_measured(
 /// covered; its block's, further down, is not.)
 pub(crate) fn log_free(freed: u64, site: u64, op: impl FnOnce()) {
     let heap = rr_lite_trace::pseudo::HEAP;
-    let (at, len) = block_header(freed);
     around_call(op, |t, mode, op| {
         if mode != Mode::Record {
-            busy(t, || {
-                replay::publish_pending(&t.replay);
-                replay::count(&t.replay, EventKind::WriteRange, at, site);
-            });
-            if crashed_inside(t) {
+            busy(t, || replay::publish_pending(&t.replay));
+            if replay_checked_block(t, freed, site) {
                 return replay::guarded(&t.replay, op);
             }
             let point = busy(t, || replay::count(&t.replay, EventKind::Free, heap, site));
@@ -1322,9 +1318,7 @@ pub(crate) fn log_free(freed: u64, site: u64, op: impl FnOnce()) {
             return;
         }
         let acquired = busy(t, || hold_heap_and(t, [Some(freed), None]));
-        busy(t, || {
-            t.record.append(EventKind::WriteRange, at, len, site, 0)
-        });
+        busy(t, || append_block_range(t, freed, site));
         t.record.guarded(op);
         busy(t, || {
             t.record.append(EventKind::Free, heap, 0, site, freed);
@@ -1334,12 +1328,15 @@ pub(crate) fn log_free(freed: u64, site: u64, op: impl FnOnce()) {
 }
 
 /// Record: locks the heap's stripe and those of `blocks`' headers and
-/// first words ([`block_header`]) for an allocator call. Inside a call
+/// first words (`rr_lite_trace::heap_block_range`) for an allocator call. Inside a call
 /// that keeps its own stripe (glibc freeing inside pthread_join or
 /// fclose), both nest on it; else they become the thread's held set.
 fn hold_heap_and(t: &ThreadState, blocks: [Option<u64>; 2]) -> [Acquired; 2] {
     let heap = rr_lite_trace::pseudo::HEAP;
-    let mut ranges = blocks.into_iter().flatten().map(block_header);
+    let mut ranges = blocks
+        .into_iter()
+        .flatten()
+        .map(rr_lite_trace::heap_block_range);
     let Some((at, len)) = ranges.next() else {
         return [
             Acquired::Nested(StripeSet::EMPTY),
@@ -1373,11 +1370,34 @@ fn give_back_heap_and(t: &ThreadState, [first, second]: [Acquired; 2]) {
     t.record.give_back(first);
 }
 
-/// The bytes of a block's header and first word, which the allocator
-/// reads and writes when it hands out or frees the block at `p`.
-fn block_header(p: u64) -> (u64, u64) {
-    let header = rr_lite_trace::HEAP_BLOCK_HEADER;
-    (p.saturating_sub(header), header + 8)
+/// Record: logs the write range of block `p`'s header and first word
+/// (`rr_lite_trace::heap_block_range`), whose stripes the thread holds.
+fn append_block_range(t: &ThreadState, p: u64, site: u64) {
+    let (at, len) = rr_lite_trace::heap_block_range(p);
+    t.record.append(EventKind::WriteRange, at, len, site, 0);
+}
+
+/// Replay: counts the write range of block `p` (waiting for what it waits
+/// on first).
+fn count_block_range(t: &ThreadState, p: u64, site: u64) {
+    let (at, _) = rr_lite_trace::heap_block_range(p);
+    busy(t, || {
+        replay::count(&t.replay, EventKind::WriteRange, at, site);
+    });
+}
+
+/// Replay: the range of block `p`, which the coming call checks and may
+/// free (free, realloc), counted before the call; whether the recording
+/// crashed inside the call then (its header written over), which the
+/// caller's call does again (see [`log_free`]).
+fn replay_checked_block(t: &ThreadState, p: u64, site: u64) -> bool {
+    count_block_range(t, p, site);
+    crashed_inside(t)
+}
+
+/// `p` if it is a pointer into the runtime's heap (else glibc's, or null).
+fn heap_block(p: u64) -> Option<u64> {
+    crate::heap::owns(p as usize).then_some(p)
 }
 
 /// An allocation (malloc, calloc, the aligned ones, realloc) that the
@@ -1407,8 +1427,7 @@ pub(crate) fn log_alloc(
         if mode != Mode::Record {
             return replay_alloc(t, site, freed, op);
         }
-        let owned = |p: u64| crate::heap::owns(p as usize).then_some(p);
-        let old = freed.and_then(owned);
+        let old = freed.and_then(heap_block);
         let mut guess = next();
         let mut acquired = busy(t, || hold_heap_and(t, [old, guess]));
         while next() != guess {
@@ -1417,17 +1436,13 @@ pub(crate) fn log_alloc(
             acquired = busy(t, || hold_heap_and(t, [old, guess]));
         }
         if let Some(old) = old {
-            let (at, len) = block_header(old);
-            busy(t, || {
-                t.record.append(EventKind::WriteRange, at, len, site, 0)
-            });
+            busy(t, || append_block_range(t, old, site));
         }
         let p = t.record.guarded(op);
         busy(t, || {
             t.record.append(EventKind::Alloc, heap, size, site, p);
-            if let Some(p) = owned(p) {
-                let (at, len) = block_header(p);
-                t.record.append(EventKind::WriteRange, at, len, site, 0);
+            if let Some(p) = heap_block(p) {
+                append_block_range(t, p, site);
             }
             give_back_heap_and(t, acquired);
         });
@@ -1441,22 +1456,16 @@ pub(crate) fn log_alloc(
 fn replay_alloc(t: &ThreadState, site: u64, freed: Option<u64>, op: impl FnOnce() -> u64) -> u64 {
     let heap = rr_lite_trace::pseudo::HEAP;
     busy(t, || replay::publish_pending(&t.replay));
-    if let Some(old) = freed.filter(|&p| crate::heap::owns(p as usize)) {
-        let (at, _) = block_header(old);
-        busy(t, || {
-            replay::count(&t.replay, EventKind::WriteRange, at, site)
-        });
-        if crashed_inside(t) {
-            return replay::guarded(&t.replay, op);
-        }
+    if freed
+        .and_then(heap_block)
+        .is_some_and(|old| replay_checked_block(t, old, site))
+    {
+        return replay::guarded(&t.replay, op);
     }
     busy(t, || replay::count(&t.replay, EventKind::Alloc, heap, site));
     let recorded = replay::take_result(&t.replay);
-    if let Some(p) = recorded.filter(|&p| crate::heap::owns(p as usize)) {
-        let (at, _) = block_header(p);
-        busy(t, || {
-            replay::count(&t.replay, EventKind::WriteRange, at, site)
-        });
+    if let Some(p) = recorded.and_then(heap_block) {
+        count_block_range(t, p, site);
     }
     let p = replay::guarded(&t.replay, op);
     check_result(t, EventKind::Alloc, heap, site, recorded, p);
