@@ -197,12 +197,41 @@ impl Analyzer {
     /// come in program order (index 0, 1, 2...).
     #[inline]
     pub fn push(&mut self, e: &RecordedEvent) -> Result<()> {
-        let event = EventRef {
-            thread: e.thread,
-            index: e.index,
+        let t = self.thread_slot(e)?;
+        self.push_of(t, e, e.index < MAX_INDEX)
+    }
+
+    /// Feeds a run of the global order: consecutive events of one thread
+    /// (`GlobalOrder::next_run` hands out hundreds at a time where threads
+    /// work on their own data), as [`Self::push`] each would. The thread's
+    /// slot is found once for the run, and its indices checked against the
+    /// packing limit once.
+    pub fn push_run(&mut self, run: &[RecordedEvent]) -> Result<()> {
+        let (Some(head), Some(tail)) = (run.first(), run.last()) else {
+            return Ok(());
         };
+        let t = self.thread_slot(head)?;
+        // (Each event's index is checked to follow the one before: below
+        // the last's, every index fits.)
+        let indices_fit = tail.index < MAX_INDEX;
+        for (n, e) in run.iter().enumerate() {
+            if e.thread != head.thread {
+                return run[n..].iter().try_for_each(|e| self.push(e));
+            }
+            self.push_of(t, e, indices_fit)?;
+        }
+        Ok(())
+    }
+
+    /// The slot of `e`'s thread in the per-thread vectors, made if new.
+    #[inline]
+    fn thread_slot(&mut self, e: &RecordedEvent) -> Result<usize> {
         let t = e.thread as usize;
         if self.events_seen.len() <= t {
+            let event = EventRef {
+                thread: e.thread,
+                index: e.index,
+            };
             if e.thread == NO_THREAD {
                 return Err(SplitError::OutOfOrder { event, expected: 0 });
             }
@@ -212,11 +241,23 @@ impl Analyzer {
             self.events_seen.resize(t + 1, 0);
             self.threads.resize(t + 1, ThreadOrder::default());
         }
+        Ok(t)
+    }
+
+    /// [`Self::push`] of `e`, whose thread has slot `t`; `index_fits`:
+    /// its index is known to be below [`MAX_INDEX`] if it follows the
+    /// thread's last one.
+    #[inline(always)]
+    fn push_of(&mut self, t: usize, e: &RecordedEvent, index_fits: bool) -> Result<()> {
+        let event = EventRef {
+            thread: e.thread,
+            index: e.index,
+        };
         let expected = self.events_seen[t];
         if e.index != expected {
             return Err(SplitError::OutOfOrder { event, expected });
         }
-        if e.index >= MAX_INDEX {
+        if !index_fits && e.index >= MAX_INDEX {
             return Err(out_of_range(event));
         }
         let (first, last) = e.granules(self.shift);
@@ -229,28 +270,79 @@ impl Analyzer {
             });
         }
         self.sink.clear();
-        // (Events whose call nests others keep pairs the reduction's first
-        // step would drop: see `reduce`.)
-        self.sink.drops_implied = !rr_lite_trace::plan::always_a_point(e.kind);
-        let barrier = if BarrierRounds::concerns(e.kind, e.addr) && first == last {
-            self.barriers.access(e.kind, e.addr, e.thread)
-        } else {
-            BarrierAccess::Finder(e.kind.access())
-        };
-        match barrier {
-            BarrierAccess::Finder(access) => find_pairs(
+        let plain = is_plain(e.kind);
+        if plain {
+            self.sink.drops_implied = true;
+            let access = e.kind.access();
+            find_pairs(
                 &mut self.finder,
                 &mut self.sink,
                 e,
                 first..=last,
                 event,
                 access,
-            ),
+            );
+        } else {
+            self.find_pairs_of_kind(e, first..=last, event);
+        }
+        let order = &mut self.threads[t];
+        if e.index == 0 || !rr_lite_trace::is_private_step(order.last_clock, e.clock) {
+            order.step_run_start = (e.index, e.clock);
+        }
+        order.last_clock = e.clock;
+        order.hash = fold_access_hash(order.hash, e.kind, e.addr);
+        if !plain {
+            order.ended_process = matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal);
+            if e.kind == EventKind::ThreadExit {
+                self.exit_after_everything_before(event, e.clock);
+            }
+        } else {
+            order.ended_process = false;
+        }
+        self.events_seen[t] += 1;
+        self.entries += 1;
+        let kept_before = self.kept.len();
+        if !self.sink.pairs.is_empty() {
+            self.reduce(event, !plain && rr_lite_trace::plan::always_a_point(e.kind));
+        }
+        // Most events: none of the collector's business, in a few compares.
+        if self.collector.is_some()
+            && (kept_before != self.kept.len()
+                || e.index == 0
+                || (!plain && crate::recorded::handed(e.kind)))
+        {
+            self.collect(e, kept_before)?;
+        }
+        Ok(())
+    }
+
+    /// The pairs of an event that is not [`is_plain`]: a barrier's arrival
+    /// or departure ([`BarrierRounds`]), or an event whose call nests
+    /// others, which keeps pairs the reduction's first step would drop
+    /// (see `reduce`).
+    #[inline(never)]
+    fn find_pairs_of_kind(
+        &mut self,
+        e: &RecordedEvent,
+        granules: RangeInclusive<u64>,
+        event: EventRef,
+    ) {
+        self.sink.drops_implied = !rr_lite_trace::plan::always_a_point(e.kind);
+        let barrier =
+            if BarrierRounds::concerns(e.kind, e.addr) && granules.start() == granules.end() {
+                self.barriers.access(e.kind, e.addr, e.thread)
+            } else {
+                BarrierAccess::Finder(e.kind.access())
+            };
+        match barrier {
+            BarrierAccess::Finder(access) => {
+                find_pairs(&mut self.finder, &mut self.sink, e, granules, event, access)
+            }
             BarrierAccess::Releases => {
                 let finder = &mut self.finder;
-                let pairs = self.sink.gathering(|sink| {
-                    find_pairs(finder, sink, e, first..=last, event, Access::Write)
-                });
+                let pairs = self
+                    .sink
+                    .gathering(|sink| find_pairs(finder, sink, e, granules, event, Access::Write));
                 self.barriers.released(e.addr, pairs);
             }
             BarrierAccess::Late(pairs) => {
@@ -259,29 +351,6 @@ impl Analyzer {
                 }
             }
         }
-        let order = &mut self.threads[t];
-        if e.index == 0 || !rr_lite_trace::is_private_step(order.last_clock, e.clock) {
-            order.step_run_start = (e.index, e.clock);
-        }
-        order.last_clock = e.clock;
-        order.ended_process = matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal);
-        order.hash = fold_access_hash(order.hash, e.kind, e.addr);
-        if e.kind == EventKind::ThreadExit {
-            self.exit_after_everything_before(event, e.clock);
-        }
-        self.events_seen[t] += 1;
-        self.entries += 1;
-        let kept_before = self.kept.len();
-        if !self.sink.pairs.is_empty() {
-            self.reduce(event, rr_lite_trace::plan::always_a_point(e.kind));
-        }
-        // Most events: none of the collector's business, in a few compares.
-        if self.collector.is_some()
-            && (kept_before != self.kept.len() || e.index == 0 || crate::recorded::handed(e.kind))
-        {
-            self.collect(e, kept_before)?;
-        }
-        Ok(())
     }
 
     /// Hands event `e` (whose kept pairs start at `kept_before`) to the
@@ -434,7 +503,9 @@ impl Analyzer {
 }
 
 /// The finder's pairs of `event`, an `access` to `granules`, into `sink`.
-#[inline]
+/// (Inline into the plain events' path: a call there cost more than the
+/// checks `Analyzer::push_run` saves.)
+#[inline(always)]
 fn find_pairs(
     finder: &mut PairFinder,
     sink: &mut PairSink,
@@ -453,6 +524,38 @@ fn find_pairs(
         }
         granule += 1;
     }
+}
+
+/// Kinds the analysis treats alike, in one test ([`is_plain`]): no barrier,
+/// no exit, no call nesting other events (`plan::always_a_point`), nothing
+/// the collector of plan points wants unless a pair ends there. Plain
+/// reads and writes, ranges, atomics and locks: nearly every event.
+const KINDS_PLAIN: u64 = {
+    let mut mask = 0u64;
+    let mut n = 0;
+    while n < EventKind::ALL.len() {
+        let kind = EventKind::ALL[n];
+        let special = matches!(
+            kind,
+            EventKind::BarrierArrive
+                | EventKind::BarrierDepart
+                | EventKind::ThreadExit
+                | EventKind::ProcessExit
+                | EventKind::FatalSignal
+        ) || rr_lite_trace::plan::always_a_point(kind)
+            || crate::recorded::handed(kind);
+        if !special {
+            mask |= 1 << kind as u8;
+        }
+        n += 1;
+    }
+    mask
+};
+
+/// Whether an event of `kind` is in [`KINDS_PLAIN`].
+#[inline(always)]
+fn is_plain(kind: EventKind) -> bool {
+    KINDS_PLAIN >> (kind as u8 & 63) & 1 != 0
 }
 
 /// What the analysis keeps per thread besides its count of events.

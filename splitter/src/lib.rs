@@ -210,7 +210,7 @@ fn read_global_order(
     let mut finer = FinerCheck::new(&analyzer, total);
     let mut next_report = progress::PROGRESS_STEP;
     while let Some((_, run)) = order.next_run()? {
-        if let Err(e) = run.iter().try_for_each(|e| analyzer.push(e)) {
+        if let Err(e) = analyzer.push_run(run) {
             return Err(order
                 .damage()
                 .map_or_else(|| e.with_trace(trace.path()), SplitError::from));

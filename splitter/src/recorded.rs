@@ -103,7 +103,7 @@ const KINDS_HANDED: u64 = {
 /// kept pair ends at and that does not start its thread (it skips it
 /// otherwise: most events), in one test.
 #[inline]
-pub(crate) fn handed(kind: EventKind) -> bool {
+pub(crate) const fn handed(kind: EventKind) -> bool {
     KINDS_HANDED >> (kind as u8 & 63) & 1 != 0
 }
 

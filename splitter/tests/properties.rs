@@ -306,3 +306,47 @@ proptest! {
         }
     }
 }
+
+/// The analysis of `events` fed one event at a time, or in runs of one
+/// thread's consecutive events cut at `cuts` (indices into `events`) and
+/// at every change of thread, gathering plan points.
+fn analysed(events: &[RecordedEvent], runs_cut_at: Option<&[usize]>) -> Analysis {
+    let mut analyzer = Analyzer::gathering_plan_points(&SplitOptions::default()).unwrap();
+    let Some(cuts) = runs_cut_at else {
+        events.iter().for_each(|e| analyzer.push(e).unwrap());
+        return analyzer.finish();
+    };
+    let mut start = 0;
+    for end in 1..=events.len() {
+        let cut = end == events.len()
+            || events[end].thread != events[start].thread
+            || cuts.contains(&end);
+        if cut {
+            analyzer.push_run(&events[start..end]).unwrap();
+            start = end;
+        }
+    }
+    analyzer.finish()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// `Analyzer::push_run` (the split's loop) is `Analyzer::push` of each
+    /// event of the run: the same pairs, statistics, per-thread summaries
+    /// and plan points, whatever the runs' lengths; thread exits included.
+    #[test]
+    fn runs_are_analysed_as_their_events(
+        events in common::random_log(5, 150),
+        cuts in proptest::collection::vec(0usize..150, 0..20),
+    ) {
+        let mut raw: Vec<_> = events.iter().map(|e| (e.thread, e.kind, e.addr, e.size)).collect();
+        for t in 0..common::thread_count(&events) {
+            raw.push((t, rr_lite_trace::EventKind::ThreadExit, 0, 0));
+        }
+        let events = common::events(&raw);
+        let one_by_one = analysed(&events, None);
+        let in_runs = analysed(&events, Some(&cuts));
+        prop_assert_eq!(format!("{one_by_one:?}"), format!("{in_runs:?}"));
+    }
+}

@@ -108,31 +108,47 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
     }
 
     /// The state of `granule`, created empty if it was never looked up.
-    /// The caller must leave it non-empty (every access does).
-    #[inline]
+    /// The caller must leave it non-empty (every access does). A hit in
+    /// the first cache inline, the rest out of line: the analysis's loop
+    /// inlines this, and it was not inlined whole.
+    #[inline(always)]
     pub(crate) fn state(&mut self, granule: u64) -> &mut S {
         let chunk = granule >> CHUNK_SHIFT;
         let place = (granule & PLACE_MASK) as usize;
         let slot = chunk as usize % CACHE_ENTRIES;
         let (cached, block) = self.cache[slot];
-        let block = if cached == chunk {
-            block
-        } else {
-            let block = match self.second_cached(chunk) {
-                Some(block) => block,
-                None => match self.chunk_of(chunk, granule) {
-                    Chunk::Dense(block) => {
-                        if let Some(entry) = self.second_slot(chunk) {
-                            *entry = (chunk, block);
-                        }
-                        block
+        if cached != chunk {
+            return self.state_after_miss(granule);
+        }
+        self.counted(block, place)
+    }
+
+    /// [`Self::state`] of a `granule` whose chunk the first cache does
+    /// not hold.
+    #[inline(never)]
+    fn state_after_miss(&mut self, granule: u64) -> &mut S {
+        let chunk = granule >> CHUNK_SHIFT;
+        let place = (granule & PLACE_MASK) as usize;
+        let block = match self.second_cached(chunk) {
+            Some(block) => block,
+            None => match self.chunk_of(chunk, granule) {
+                Chunk::Dense(block) => {
+                    if let Some(entry) = self.second_slot(chunk) {
+                        *entry = (chunk, block);
                     }
-                    Chunk::Sparse(_) => return self.sparse_state(chunk, granule),
-                },
-            };
-            self.cache[slot] = (chunk, block);
-            block
+                    block
+                }
+                Chunk::Sparse(_) => return self.sparse_state(chunk, granule),
+            },
         };
+        self.cache[chunk as usize % CACHE_ENTRIES] = (chunk, block);
+        self.counted(block, place)
+    }
+
+    /// The state at `place` of dense `block`, counted among the granules
+    /// seen if empty (the caller fills it).
+    #[inline(always)]
+    fn counted(&mut self, block: u32, place: usize) -> &mut S {
         let state = self.blocks.state(block, place);
         if *state == self.empty {
             self.granules += 1;

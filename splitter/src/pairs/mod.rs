@@ -340,7 +340,7 @@ pub enum PairFinder {
 
 impl PairFinder {
     /// Feeds one access of `event` to `granule`: `size` bytes at `addr`.
-    #[inline]
+    #[inline(always)]
     pub fn access(
         &mut self,
         granule: u64,
