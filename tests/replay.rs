@@ -340,6 +340,13 @@ fn rand_and_time_return_recorded_values() {
     check_nondeterministic("replay_rand_time", &[]);
 }
 
+/// The same values asked for by number through `syscall()`: a replay used
+/// to print other thread ids, random bytes and clock readings, and exit 0.
+#[test]
+fn raw_syscalls_of_outside_values_replay() {
+    check_nondeterministic("replay_raw_syscalls", &[]);
+}
+
 /// Random numbers and clock readings in bulk (main alone, then threads
 /// sharing the generator): every distinct recording replays in every mode,
 /// and main's plan holds its values (and its allocations' addresses) in its

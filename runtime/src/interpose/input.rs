@@ -263,7 +263,12 @@ fn random_bytes(buf: *mut c_void, n: size_t, site: u64, fill: impl FnOnce() -> s
     )
 }
 
-extern "C" fn getrandom_impl(buf: *mut c_void, n: size_t, flags: c_uint, site: u64) -> ssize_t {
+pub(crate) extern "C" fn getrandom_impl(
+    buf: *mut c_void,
+    n: size_t,
+    flags: c_uint,
+    site: u64,
+) -> ssize_t {
     // SAFETY: forwarding.
     random_bytes(buf, n, site, || unsafe { real::getrandom(buf, n, flags) })
 }

@@ -135,7 +135,7 @@ extern "C" fn srandom_impl(seed: c_uint, site: u64) {
 }
 with_site!(srandom => srandom_impl, "rsi");
 
-extern "C" fn time_impl(t: *mut libc::time_t, site: u64) -> libc::time_t {
+pub(crate) extern "C" fn time_impl(t: *mut libc::time_t, site: u64) -> libc::time_t {
     // SAFETY: forwarding with no output pointer; the value is stored below.
     let now = events::log_clock_value(site, || unsafe { real::time(core::ptr::null_mut()) } as u64)
         as libc::time_t;
@@ -150,7 +150,11 @@ with_site!(time => time_impl, "rsi");
 const NANOS: u64 = 1_000_000_000;
 const MICROS: u64 = 1_000_000;
 
-extern "C" fn clock_gettime_impl(clock: clockid_t, ts: *mut timespec, site: u64) -> c_int {
+pub(crate) extern "C" fn clock_gettime_impl(
+    clock: clockid_t,
+    ts: *mut timespec,
+    site: u64,
+) -> c_int {
     let mut result = 0;
     let ns = events::log_clock_value(site, || {
         let mut now = timespec {
@@ -176,7 +180,7 @@ extern "C" fn clock_gettime_impl(clock: clockid_t, ts: *mut timespec, site: u64)
 }
 with_site!(clock_gettime => clock_gettime_impl, "rdx");
 
-extern "C" fn gettimeofday_impl(tv: *mut timeval, tz: *mut c_void, site: u64) -> c_int {
+pub(crate) extern "C" fn gettimeofday_impl(tv: *mut timeval, tz: *mut c_void, site: u64) -> c_int {
     let mut result = 0;
     let us = events::log_clock_value(site, || {
         let mut now = timeval {
@@ -383,13 +387,13 @@ extern "C" fn sysinfo_impl(info: *mut libc::sysinfo, site: u64) -> c_int {
 }
 with_site!(sysinfo => sysinfo_impl, "rsi");
 
-extern "C" fn getpid_impl(site: u64) -> libc::pid_t {
+pub(crate) extern "C" fn getpid_impl(site: u64) -> libc::pid_t {
     // SAFETY: forwarding.
     events::log_outside_value(site, || unsafe { real::getpid() } as u64) as libc::pid_t
 }
 with_site!(getpid => getpid_impl, "rdi");
 
-extern "C" fn getppid_impl(site: u64) -> libc::pid_t {
+pub(crate) extern "C" fn getppid_impl(site: u64) -> libc::pid_t {
     // SAFETY: forwarding.
     events::log_outside_value(site, || unsafe { real::getppid() } as u64) as libc::pid_t
 }
@@ -397,7 +401,7 @@ with_site!(getppid => getppid_impl, "rdi");
 
 /// The kernel's id of the calling thread (glibc 2.30's wrapper; a raw
 /// `syscall(SYS_gettid)` is not seen).
-extern "C" fn gettid_impl(site: u64) -> libc::pid_t {
+pub(crate) extern "C" fn gettid_impl(site: u64) -> libc::pid_t {
     // SAFETY: forwarding.
     events::log_outside_value(site, || unsafe { real::gettid() } as u64) as libc::pid_t
 }

@@ -19,4 +19,5 @@ pub(crate) mod process;
 pub(crate) mod pthread;
 pub(crate) mod streams;
 pub(crate) mod strings;
+pub(crate) mod syscall;
 pub(crate) mod walk;

@@ -1,0 +1,125 @@
+//! `syscall(number, ...)`, the C library's door to any system call by
+//! number. Programs use it for calls glibc had no wrapper for
+//! (`syscall(SYS_gettid)` before glibc 2.30, `SYS_getrandom` before 2.25),
+//! and those return values that differ from run to run: a replay printing
+//! another thread id was a silent difference. The calls whose wrappers the
+//! runtime records are recorded the same way here; every other number
+//! (libomp's and libstdc++'s futex calls among them), and every call from
+//! the runtime's own code, is made as glibc makes it: the `syscall`
+//! instruction, `errno` set from a negative result.
+
+use core::ffi::{c_long, c_uint};
+
+use libc::{clockid_t, size_t, timespec, timeval};
+
+use super::{input, misc};
+
+/// The entry: the C signature is `long syscall(long number, ...)`, the
+/// number and up to six arguments, the sixth on the stack above the return
+/// address. The return address (the call's site) and the sixth argument
+/// are not in registers, so the fifth (`r9`) is pushed and `r9` points at
+/// it, the site and the sixth above it: [`syscall_impl`]'s `frame`. (A
+/// caller passing fewer arguments leaves the slot of the sixth holding
+/// whatever its frame has there, which is read and not used: glibc's
+/// `syscall` reads it too.)
+#[unsafe(naked)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn syscall() {
+    core::arch::naked_asm!(
+        "push r9",
+        "mov r9, rsp",
+        "call {imp}",
+        "add rsp, 8",
+        "ret",
+        imp = sym syscall_impl,
+    )
+}
+
+/// [`syscall`] with its fifth argument, site and sixth argument at `frame`.
+extern "C" fn syscall_impl(
+    number: c_long,
+    a1: c_long,
+    a2: c_long,
+    a3: c_long,
+    a4: c_long,
+    frame: *const c_long,
+) -> c_long {
+    // SAFETY: `frame` points at the three words the entry laid out: the
+    // pushed fifth argument, the return address and the caller's sixth.
+    let (a5, site, a6) = unsafe { (*frame, *frame.add(1) as u64, *frame.add(2)) };
+    let args = [a1, a2, a3, a4, a5, a6];
+    if crate::own_code::contains(site) {
+        return raw(number, args);
+    }
+    recorded(number, args, site).unwrap_or_else(|| raw(number, args))
+}
+
+/// The result of a call whose wrapper the runtime records, made through
+/// that wrapper's recording; None for every other number.
+fn recorded(number: c_long, a: [c_long; 6], site: u64) -> Option<c_long> {
+    Some(match number {
+        libc::SYS_gettid => c_long::from(misc::gettid_impl(site)),
+        libc::SYS_getpid => c_long::from(misc::getpid_impl(site)),
+        libc::SYS_getppid => c_long::from(misc::getppid_impl(site)),
+        libc::SYS_getrandom => {
+            input::getrandom_impl(a[0] as *mut _, a[1] as size_t, a[2] as c_uint, site) as c_long
+        }
+        libc::SYS_clock_gettime => c_long::from(misc::clock_gettime_impl(
+            a[0] as clockid_t,
+            a[1] as *mut timespec,
+            site,
+        )),
+        libc::SYS_gettimeofday => c_long::from(misc::gettimeofday_impl(
+            a[0] as *mut timeval,
+            a[1] as *mut _,
+            site,
+        )),
+        libc::SYS_time => misc::time_impl(a[0] as *mut libc::time_t, site),
+        _ => return None,
+    })
+}
+
+/// System call `number` with `args`, as glibc's `syscall` makes it: -1
+/// with `errno` set for a result in -4095..-1.
+fn raw(number: c_long, args: [c_long; 6]) -> c_long {
+    let result: c_long;
+    // SAFETY: the caller asked for exactly this system call with these
+    // arguments (what the C library's `syscall` would do); the kernel
+    // clobbers only rcx and r11 besides rax, and uses no user stack.
+    unsafe {
+        core::arch::asm!(
+            "syscall",
+            inlateout("rax") number => result,
+            in("rdi") args[0],
+            in("rsi") args[1],
+            in("rdx") args[2],
+            in("r10") args[3],
+            in("r8") args[4],
+            in("r9") args[5],
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    if (-4095..0).contains(&result) {
+        crate::sys::set_errno(-result as i32);
+        return -1;
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn other_calls_are_made_as_glibc_makes_them() {
+        // SAFETY: getpid has no arguments and cannot fail.
+        let pid = unsafe { libc::getpid() };
+        assert_eq!(raw(libc::SYS_getpid, [0; 6]), c_long::from(pid));
+        // close(-1): EBADF, as -1 and errno.
+        crate::sys::set_errno(0);
+        assert_eq!(raw(libc::SYS_close, [-1, 0, 0, 0, 0, 0]), -1);
+        assert_eq!(crate::sys::errno(), libc::EBADF);
+    }
+}
