@@ -347,6 +347,16 @@ fn raw_syscalls_of_outside_values_replay() {
     check_nondeterministic("replay_raw_syscalls", &[]);
 }
 
+/// Signals the program sends itself by the ids it was handed (`kill`,
+/// `tgkill`, `syscall(SYS_tgkill)`): at replay those are the recorded
+/// ids, which named no process: every replay reported a deadlock, its
+/// threads waiting for signals that went nowhere (and a machine where
+/// another process had the id would have had it signalled).
+#[test]
+fn signals_sent_to_its_own_ids_reach_the_replayed_program() {
+    check_nondeterministic("replay_signal_self", &[]);
+}
+
 /// Random numbers and clock readings in bulk (main alone, then threads
 /// sharing the generator): every distinct recording replays in every mode,
 /// and main's plan holds its values (and its allocations' addresses) in its

@@ -24,6 +24,7 @@ mod fast_tls;
 mod handover;
 mod heap;
 mod hooks;
+mod ids;
 mod init;
 mod input;
 mod interpose;

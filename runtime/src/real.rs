@@ -172,6 +172,9 @@ real_functions! {
     fn getpid() -> libc::pid_t;
     fn getppid() -> libc::pid_t;
     fn gettid() -> libc::pid_t;
+    fn kill(pid: libc::pid_t, sig: c_int) -> c_int;
+    fn tgkill(tgid: libc::pid_t, tid: libc::pid_t, sig: c_int) -> c_int;
+    fn sigqueue(pid: libc::pid_t, sig: c_int, value: libc::sigval) -> c_int;
     fn exit(status: c_int) -> ();
     fn _exit(status: c_int) -> ();
     fn _Exit(status: c_int) -> ();

@@ -389,7 +389,9 @@ with_site!(sysinfo => sysinfo_impl, "rsi");
 
 pub(crate) extern "C" fn getpid_impl(site: u64) -> libc::pid_t {
     // SAFETY: forwarding.
-    events::log_outside_value(site, || unsafe { real::getpid() } as u64) as libc::pid_t
+    let pid = events::log_outside_value(site, || unsafe { real::getpid() } as u64) as libc::pid_t;
+    crate::ids::handed_pid(pid);
+    pid
 }
 with_site!(getpid => getpid_impl, "rdi");
 
@@ -403,9 +405,35 @@ with_site!(getppid => getppid_impl, "rdi");
 /// `syscall(SYS_gettid)` is not seen).
 pub(crate) extern "C" fn gettid_impl(site: u64) -> libc::pid_t {
     // SAFETY: forwarding.
-    events::log_outside_value(site, || unsafe { real::gettid() } as u64) as libc::pid_t
+    let tid = events::log_outside_value(site, || unsafe { real::gettid() } as u64) as libc::pid_t;
+    crate::ids::handed_tid(tid);
+    tid
 }
 with_site!(gettid => gettid_impl, "rdi");
+
+// Signals sent by process or thread id: at replay the program knows the
+// recorded ids (`crate::ids`), which name another process, or none, on
+// the machine that replays. No event: what the signal does is the
+// program's, as without these wrappers.
+
+#[unsafe(no_mangle)]
+pub extern "C" fn kill(pid: libc::pid_t, sig: c_int) -> c_int {
+    // SAFETY: forwarding.
+    unsafe { real::kill(crate::ids::real_pid(pid), sig) }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn tgkill(tgid: libc::pid_t, tid: libc::pid_t, sig: c_int) -> c_int {
+    let (tgid, tid) = (crate::ids::real_pid(tgid), crate::ids::real_tid(tid));
+    // SAFETY: forwarding.
+    unsafe { real::tgkill(tgid, tid, sig) }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn sigqueue(pid: libc::pid_t, sig: c_int, value: libc::sigval) -> c_int {
+    // SAFETY: forwarding.
+    unsafe { real::sigqueue(crate::ids::real_pid(pid), sig, value) }
+}
 
 /// exit() runs the program's exit handlers, which may still do recorded
 /// work: the exit event is logged by our own handler, registered first and

@@ -6,7 +6,8 @@
 //! runtime records are recorded the same way here; every other number
 //! (libomp's and libstdc++'s futex calls among them), and every call from
 //! the runtime's own code, is made as glibc makes it: the `syscall`
-//! instruction, `errno` set from a negative result.
+//! instruction, `errno` set from a negative result; a signal sent by
+//! process or thread id gets the real ids at replay (`crate::ids`).
 
 use core::ffi::{c_long, c_uint};
 
@@ -51,7 +52,22 @@ extern "C" fn syscall_impl(
     if crate::own_code::contains(site) {
         return raw(number, args);
     }
-    recorded(number, args, site).unwrap_or_else(|| raw(number, args))
+    recorded(number, args, site).unwrap_or_else(|| raw(number, with_real_ids(number, args)))
+}
+
+/// `args` of a call that sends a signal by process or thread id with the
+/// ids the program was handed at replay made real (`crate::ids`, as the
+/// `kill` and `tgkill` wrappers do); other calls' as they are.
+fn with_real_ids(number: c_long, mut a: [c_long; 6]) -> [c_long; 6] {
+    let pid = |id: c_long| c_long::from(crate::ids::real_pid(id as libc::pid_t));
+    let tid = |id: c_long| c_long::from(crate::ids::real_tid(id as libc::pid_t));
+    match number {
+        libc::SYS_kill | libc::SYS_rt_sigqueueinfo => a[0] = pid(a[0]),
+        libc::SYS_tgkill | libc::SYS_rt_tgsigqueueinfo => (a[0], a[1]) = (pid(a[0]), tid(a[1])),
+        libc::SYS_tkill => a[0] = tid(a[0]),
+        _ => {}
+    }
+    a
 }
 
 /// The result of a call whose wrapper the runtime records, made through
