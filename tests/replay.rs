@@ -397,6 +397,21 @@ fn temporary_file_names_replay() {
     check_nondeterministic("replay_temp_names", &[]);
 }
 
+/// Threads opening, searching and closing libraries at once: the loader's
+/// lock, which no hook sees, is taken inside ordered calls only (every
+/// replay deadlocked while `dlclose` and `dlsym` were not ordered).
+#[test]
+fn libraries_opened_and_closed_by_threads_replay() {
+    record_and_replay_each("replay_dlopen_threads", 3, &|out| {
+        out.contains("RTLD_NEXT's malloc is RTLD_DEFAULT's")
+            && out
+                .lines()
+                .filter(|l| l.ends_with("opened 100 found 100 missing 150"))
+                .count()
+                == 3
+    });
+}
+
 #[test]
 fn stdout_lines_from_threads_replay_in_order() {
     check_nondeterministic("replay_stdout_threads", &[]);

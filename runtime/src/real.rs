@@ -321,6 +321,7 @@ real_functions! {
     fn getaddrinfo(node: *const c_char, service: *const c_char, hints: *const libc::addrinfo, res: *mut *mut libc::addrinfo) -> c_int;
     fn gethostbyname(name: *const c_char) -> *mut libc::hostent;
     fn dlopen(file: *const c_char, flags: c_int) -> *mut c_void;
+    fn dlclose(handle: *mut c_void) -> c_int;
     fn tzset() -> ();
     fn localtime(t: *const libc::time_t) -> *mut libc::tm;
     fn localtime_r(t: *const libc::time_t, out: *mut libc::tm) -> *mut libc::tm;

@@ -14,6 +14,7 @@
 //! replay (the machine's files, like any regular file).
 
 use core::ffi::{c_char, c_int, c_void};
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use rr_lite_trace::{EventKind, pseudo};
 
@@ -95,6 +96,85 @@ ordered_call!(getaddrinfo, getaddrinfo_impl, "r8",
      res: *mut *mut libc::addrinfo) -> c_int);
 ordered_call!(gethostbyname, gethostbyname_impl, "rsi", (name: *const c_char) -> *mut libc::hostent);
 ordered_call!(dlopen, dlopen_impl, "rdx", (file: *const c_char, flags: c_int) -> *mut c_void);
+ordered_call!(dlclose, dlclose_impl, "rsi", (handle: *mut c_void) -> c_int);
+
+// `dlsym` takes the loader's lock too, and allocates inside it when the
+// symbol is missing (`_dl_exception_create`): unordered, a replay could
+// give the lock to a thread whose allocation then waited for another
+// thread blocked on the lock (every replay of threads looking symbols up
+// while others opened and closed libraries deadlocked). A lookup in a
+// given library is ordered like `dlopen`. One in `RTLD_DEFAULT` or
+// `RTLD_NEXT` is not: their answer depends on the caller (the object
+// holding the return address), so the entry jumps to the real `dlsym`
+// with the program's return address in place.
+static REAL_DLSYM: AtomicUsize = AtomicUsize::new(0);
+
+/// `dlsym`'s entry: `RTLD_DEFAULT` (0) and `RTLD_NEXT` (-1) straight to
+/// the real one (found first if need be, the arguments kept), every other
+/// handle to [`dlsym_impl`] with the call's site.
+#[unsafe(naked)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlsym() {
+    core::arch::naked_asm!(
+        "lea rax, [rdi + 1]",
+        "cmp rax, 1",
+        "jbe 2f",
+        "mov rdx, [rsp]",
+        "jmp {imp}",
+        "2:",
+        "mov rax, qword ptr [rip + {slot}]",
+        "test rax, rax",
+        "jz 3f",
+        "jmp rax",
+        "3:",
+        "push rdi",
+        "push rsi",
+        "sub rsp, 8",
+        "call {find}",
+        "add rsp, 8",
+        "pop rsi",
+        "pop rdi",
+        "jmp qword ptr [rip + {slot}]",
+        imp = sym dlsym_impl,
+        slot = sym REAL_DLSYM,
+        find = sym find_real_dlsym,
+    )
+}
+
+/// Finds the C library's `dlsym` (by version, with `dlvsym`, which is not
+/// interposed) into [`REAL_DLSYM`]; aborts if there is none.
+extern "C" fn find_real_dlsym() -> usize {
+    let known = REAL_DLSYM.load(Ordering::Acquire);
+    if known != 0 {
+        return known;
+    }
+    // glibc 2.34 moved it from libdl into libc with a new version.
+    for version in [c"GLIBC_2.34", c"GLIBC_2.2.5"] {
+        // SAFETY: NUL-terminated names; RTLD_NEXT is a valid handle.
+        let addr = unsafe { libc::dlvsym(libc::RTLD_NEXT, c"dlsym".as_ptr(), version.as_ptr()) };
+        if !addr.is_null() {
+            REAL_DLSYM.store(addr as usize, Ordering::Release);
+            return addr as usize;
+        }
+    }
+    crate::sys::warn(&[b"cannot find the real dlsym"]);
+    // SAFETY: abort never returns and has no preconditions.
+    unsafe { libc::abort() }
+}
+
+/// `dlsym` in a given library (`handle`), ordered like `dlopen`; the
+/// runtime's own calls go straight through.
+extern "C" fn dlsym_impl(handle: *mut c_void, name: *const c_char, site: u64) -> *mut c_void {
+    // SAFETY: the C library's dlsym, whose signature this is.
+    let real: unsafe extern "C" fn(*mut c_void, *const c_char) -> *mut c_void =
+        unsafe { core::mem::transmute(find_real_dlsym()) };
+    if crate::own_code::contains(site) {
+        // SAFETY: forwarding.
+        return unsafe { real(handle, name) };
+    }
+    // SAFETY: forwarding the program's arguments.
+    ordered(site, || unsafe { real(handle, name) })
+}
 ordered_call!(tzset, tzset_impl, "rdi", () -> ());
 ordered_call!(localtime, localtime_impl, "rsi", (t: *const libc::time_t) -> *mut libc::tm);
 ordered_call!(localtime_r, localtime_r_impl, "rdx",
