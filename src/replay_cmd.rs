@@ -138,8 +138,8 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
             if let Some(recorded) = trace.header().map(|h| h.ending).filter(|&r| r != ending) {
                 eprintln!(
                     "rr-lite: warning: the program {} but the recording {}",
-                    describe_ending(ending),
-                    describe_ending(recorded)
+                    ended(ending),
+                    ended(recorded)
                 );
             }
             Ok(ending.shell_status())
@@ -341,6 +341,15 @@ fn print_deadlock(r: &DeadlockReport, symbols: &mut Symbolizer) {
     if !r.cycle.is_empty() {
         let cycle: Vec<String> = r.cycle.iter().map(|t| format!("thread {t}")).collect();
         eprintln!("  cycle: {} -> {}", cycle.join(" -> "), cycle[0]);
+    }
+}
+
+/// How a run ended, as a sentence's verb: "exited with status 1", "was
+/// killed by SIGTERM".
+fn ended(ending: rr_lite_trace::ProgramEnding) -> String {
+    match ending {
+        rr_lite_trace::ProgramEnding::Signaled { .. } => format!("was {}", describe_ending(ending)),
+        rr_lite_trace::ProgramEnding::Exited { .. } => describe_ending(ending),
     }
 }
 

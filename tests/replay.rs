@@ -412,6 +412,59 @@ fn libraries_opened_and_closed_by_threads_replay() {
     });
 }
 
+/// `rr-lite ARGS...` started by a shell with `redirect` (a descriptor left
+/// open for it, as a shell's `3</dev/null` or a harness's leak would).
+fn rr_through_shell(redirect: &str, args: &[&std::ffi::OsStr]) -> Output {
+    let rr = rr_command();
+    let mut cmd = std::process::Command::new("sh");
+    for (k, v) in rr.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    cmd.arg("-c")
+        .arg(format!("exec \"$0\" \"$@\" {redirect}"))
+        .arg(rr.get_program())
+        .args(args);
+    output_within(&mut cmd, REPLAY_LIMIT).unwrap_or_else(|e| panic!("rr-lite hangs: {e}"))
+}
+
+/// A descriptor inherited by the recording and not by the replay, or the
+/// other way round: the program's opens get the recorded numbers (a
+/// replay used to report "the call returned 3 where the recording has 4").
+#[test]
+fn descriptors_inherited_at_record_or_replay_keep_the_recorded_numbers() {
+    let exe = build("replay_inherited_descriptors");
+    let tmp = tempdir();
+    for (n, (at_record, at_replay)) in [("3</dev/null", ""), ("", "3</dev/null 4</dev/null")]
+        .into_iter()
+        .enumerate()
+    {
+        let trace = tmp.path().join(format!("trace-{n}"));
+        let rec = rr_through_shell(
+            at_record,
+            &[
+                "record".as_ref(),
+                "-o".as_ref(),
+                trace.as_os_str(),
+                exe.as_os_str(),
+            ],
+        );
+        assert_eq!(status_code(&rec), 0, "{}", describe("record", &rec));
+        let recorded = text(&rec.stdout);
+        assert!(recorded.starts_with("open "), "{recorded}");
+        for mode in ["--parallel", "--sequential"] {
+            let rep = rr_through_shell(
+                at_replay,
+                &["replay".as_ref(), mode.as_ref(), trace.as_os_str()],
+            );
+            assert_eq!(status_code(&rep), 0, "{}", describe(mode, &rep));
+            assert_eq!(text(&rep.stdout), recorded, "{}", describe(mode, &rep));
+        }
+    }
+}
+
 #[test]
 fn stdout_lines_from_threads_replay_in_order() {
     check_nondeterministic("replay_stdout_threads", &[]);

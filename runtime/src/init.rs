@@ -102,6 +102,11 @@ fn start(mode: Mode, argv: *const *const c_char, envp: *const *const c_char) {
         sys::warn(&[b"RR_LITE_MODE needs RR_LITE_TRACE=<trace directory>: running normally"]);
         return;
     };
+    // (Before the runtime opens anything of its own.)
+    match mode {
+        Mode::Record => crate::inherited::note(dir),
+        _ => crate::inherited::restore(dir),
+    }
     die_with_the_supervisor();
     crate::snapshot::enable(lookup(envp, crate::snapshot::SNAPSHOT_ENV));
     crate::real::resolve_all();

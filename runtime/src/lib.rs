@@ -25,6 +25,7 @@ mod handover;
 mod heap;
 mod hooks;
 mod ids;
+mod inherited;
 mod init;
 mod input;
 mod interpose;
