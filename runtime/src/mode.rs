@@ -18,7 +18,7 @@ pub(crate) enum Mode {
     Replay = 2,
 }
 
-static MODE: AtomicU8 = AtomicU8::new(Mode::Inert as u8);
+pub(crate) static MODE: AtomicU8 = AtomicU8::new(Mode::Inert as u8);
 
 #[inline(always)]
 pub(crate) fn current() -> Mode {

@@ -338,9 +338,12 @@ unsafe extern "C" {
     pub(crate) fn __libc_memalign(align: size_t, size: size_t) -> *mut c_void;
 }
 
-// glibc 2.36 and later.
+// glibc 2.36 and later; libstdc++'s, in C++ programs only.
 real_functions! {
     resolve_newer with resolve_if_present:
+    fn __cxa_guard_acquire(guard: *mut c_void) -> c_int;
+    fn __cxa_guard_release(guard: *mut c_void) -> ();
+    fn __cxa_guard_abort(guard: *mut c_void) -> ();
     fn arc4random() -> u32;
     fn arc4random_uniform(bound: u32) -> u32;
     fn arc4random_buf(buf: *mut c_void, n: size_t) -> ();

@@ -7,6 +7,7 @@ pub(crate) mod c11;
 pub(crate) mod fd;
 pub(crate) mod file_status;
 pub(crate) mod gomp;
+pub(crate) mod guard;
 pub(crate) mod input;
 pub(crate) mod io;
 pub(crate) mod kmp;
