@@ -441,6 +441,8 @@ fn one_time_initialisation_reached_at_once_replays() {
         let rec = record_within(&exe, &[], LIMIT);
         assert_eq!(rec.status, 0, "{}", rec.describe());
         assert!(rec.stdout.ends_with("built 1 1 1\n"), "{}", rec.describe());
+        // (The claims read as trylocks: taken by the builder, given back.)
+        common::check_trace(&rec.events()).unwrap_or_else(|e| panic!("{e}\n{}", rec.describe()));
         replay_all_modes(&rec);
     }
 }

@@ -14,8 +14,8 @@
 //! reaching one static at once deadlocked or diverged, 11 of 12
 //! recordings).
 //!
-//! Each call is an event on the guard, as a lock's: acquire a trylock with
-//! its result (made before the event at record, outside the stripes, since
+//! Each call is an event on the guard, as a lock's: acquire a trylock
+//! (`claim_event`: made before the event at record, outside the stripes, since
 //! it may wait for the builder; ordered at replay, when it no longer waits),
 //! release and abort an unlock, held across the real call so that a waiter
 //! woken by it, or a thread checking the byte inline, comes after it.
@@ -63,13 +63,19 @@ with_site!(__cxa_guard_abort => guard_abort_impl, "rsi");
 /// with its result, `op`'s: made before its event at record, between
 /// events, where it may wait for another thread's build; at its ordered
 /// place at replay, where it no longer waits.
+///
+/// The event is a trylock's, with a trylock's result: 0 when the caller got
+/// the claim (it builds, and its release is the unlock), `EBUSY` when the
+/// object was built; so every reader of a trace (the trace checks, `races`'
+/// locks held) sees a lock taken and given back.
 fn claim_event(addr: u64, site: u64, op: impl FnOnce() -> c_int) -> c_int {
     let kind = EventKind::MutexTryLock;
+    let payload = |&claimed: &c_int| if claimed == 1 { 0 } else { libc::EBUSY as u64 };
     if mode::current() == Mode::Record {
         let got = events::hidden_blocking_call(op);
-        return events::log_after_call(kind, addr, 0, site, || got, |&r| r as u64);
+        return events::log_after_call(kind, addr, 0, site, || got, payload);
     }
-    events::log_after_call(kind, addr, 0, site, op, |&r| r as u64)
+    events::log_after_call(kind, addr, 0, site, op, payload)
 }
 
 // `pthread_once` and C11's `call_once` have the same shape with the build
