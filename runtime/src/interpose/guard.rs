@@ -21,7 +21,7 @@
 //! woken by it, or a thread checking the byte inline, comes after it.
 
 use core::ffi::{c_int, c_void};
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize, Ordering};
 
 use rr_lite_trace::EventKind;
 
@@ -31,8 +31,13 @@ use crate::real;
 use crate::site::with_site;
 
 extern "C" fn guard_acquire_impl(guard: *mut c_void, site: u64) -> c_int {
+    // (The guard's first byte, set once the object is built: the Itanium
+    // C++ ABI's.)
+    // SAFETY: the program's guard, at least 8 bytes; read atomically as
+    // the compiler's inline check reads it.
+    let built = unsafe { AtomicU8::from_ptr(guard.cast()) }.load(Ordering::Acquire) != 0;
     // SAFETY: forwarding the program's guard to libstdc++.
-    claim_event(guard as u64, site, || unsafe {
+    claim_event(guard as u64, site, built, || unsafe {
         real::__cxa_guard_acquire(guard)
     })
 }
@@ -68,10 +73,16 @@ with_site!(__cxa_guard_abort => guard_abort_impl, "rsi");
 /// the claim (it builds, and its release is the unlock), `EBUSY` when the
 /// object was built; so every reader of a trace (the trace checks, `races`'
 /// locks held) sees a lock taken and given back.
-fn claim_event(addr: u64, site: u64, op: impl FnOnce() -> c_int) -> c_int {
+///
+/// `built`: the object is built already (the claim cannot wait, so record
+/// makes it under the event's stripe, not between events, where its next
+/// event would have to follow every thread's: with `-fsanitize=thread` g++
+/// calls the acquire at every pass over the declaration, not only the
+/// first).
+fn claim_event(addr: u64, site: u64, built: bool, op: impl FnOnce() -> c_int) -> c_int {
     let kind = EventKind::MutexTryLock;
     let payload = |&claimed: &c_int| if claimed == 1 { 0 } else { libc::EBUSY as u64 };
-    if mode::current() == Mode::Record {
+    if mode::current() == Mode::Record && !built {
         let got = events::hidden_blocking_call(op);
         return events::log_after_call(kind, addr, 0, site, || got, payload);
     }
@@ -116,7 +127,8 @@ fn claim(once: &AtomicU32) -> c_int {
 fn run_once(once: *mut c_int, routine: OnceRoutine, site: u64) -> c_int {
     let word = control(once);
     let addr = once as u64;
-    let run = claim_event(addr, site, || claim(word));
+    let built = word.load(Ordering::Acquire) & ONCE_DONE != 0;
+    let run = claim_event(addr, site, built, || claim(word));
     if run == 1 {
         routine();
         let release = || {
