@@ -24,6 +24,33 @@ macro_rules! with_site {
 }
 pub(crate) use with_site;
 
+/// The assembly of an entry's jump to the C library's function of two
+/// arguments (in `rdi`, `rsi`): its address from `{slot}`, or from `{find}`
+/// (an `extern "C" fn() -> usize` that fills the slot) the first time, the
+/// arguments and the program's return address kept, so that the runtime
+/// does not stand between the program and that function (`dlsym`'s caller,
+/// an exception out of a once routine). The template of a `naked_asm!`.
+macro_rules! jump_to_real {
+    () => {
+        concat!(
+            "mov rax, qword ptr [rip + {slot}]\n",
+            "test rax, rax\n",
+            "jz 3f\n",
+            "jmp rax\n",
+            "3:\n",
+            "push rdi\n",
+            "push rsi\n",
+            "sub rsp, 8\n",
+            "call {find}\n",
+            "add rsp, 8\n",
+            "pop rsi\n",
+            "pop rdi\n",
+            "jmp rax\n",
+        )
+    };
+}
+pub(crate) use jump_to_real;
+
 /// Most bytes of a site described by [`describe`].
 pub(crate) const DESCRIBED_MAX: usize = 600;
 
