@@ -2,9 +2,10 @@
 //! and C11's `call_once`.
 //!
 //! C++ function-local statics: `static T x = f();` in a function is built
-//! by the first thread to get there, under a guard word. The compiler
-//! checks the guard's first byte inline (an atomic load: a hook sees it),
-//! and calls `__cxa_guard_acquire` when it is clear; libstdc++'s acquire
+//! by the first thread to get there, under a guard word. A compiler may
+//! check the guard's first byte inline first (an atomic load: a hook sees
+//! it; g++ with `-fsanitize=thread` does not, and calls the acquire at
+//! every pass) and calls `__cxa_guard_acquire` when it is clear; libstdc++'s acquire
 //! returns 1 to the thread that is to build the object (others wait inside
 //! until it is built, and get 0), and `__cxa_guard_release` sets the byte
 //! and wakes them. Neither is instrumented, so the byte's write was no
