@@ -15,8 +15,9 @@
 //! reaching one static at once deadlocked or diverged, 11 of 12
 //! recordings).
 //!
-//! Each call is an event on the guard, as a lock's: acquire a trylock
-//! (`claim_event`: made before the event at record, outside the stripes, since
+//! Each call is an event on the guard: acquire a one-byte read of it
+//! (`built`), then, if the object is not built, a trylock (`claim_event`:
+//! made before the event at record, outside the stripes, since
 //! it may wait for the builder; ordered at replay, when it no longer waits),
 //! release and abort an unlock, held across the real call so that a waiter
 //! woken by it, or a thread checking the byte inline, comes after it.
@@ -32,13 +33,16 @@ use crate::real;
 use crate::site::with_site;
 
 extern "C" fn guard_acquire_impl(guard: *mut c_void, site: u64) -> c_int {
-    // (The guard's first byte, set once the object is built: the Itanium
-    // C++ ABI's.)
-    // SAFETY: the program's guard, at least 8 bytes; read atomically as
-    // the compiler's inline check reads it.
-    let built = unsafe { AtomicU8::from_ptr(guard.cast()) }.load(Ordering::Acquire) != 0;
+    // SAFETY: the program's guard, at least 8 bytes, whose first byte is
+    // set once the object is built (the Itanium C++ ABI); read atomically
+    // as a compiler's inline check reads it.
+    let byte = unsafe { AtomicU8::from_ptr(guard.cast()) };
+    if built(guard as u64, site, || byte.load(Ordering::Acquire) != 0) {
+        // (libstdc++'s acquire returns 0 at once then.)
+        return 0;
+    }
     // SAFETY: forwarding the program's guard to libstdc++.
-    claim_event(guard as u64, site, built, || unsafe {
+    claim_event(guard as u64, site, || unsafe {
         real::__cxa_guard_acquire(guard)
     })
 }
@@ -65,25 +69,31 @@ extern "C" fn guard_abort_impl(guard: *mut c_void, site: u64) {
 }
 with_site!(__cxa_guard_abort => guard_abort_impl, "rsi");
 
-/// A claim (a guard's acquire, a once control's) as an event on `addr`
-/// with its result, `op`'s: made before its event at record, between
-/// events, where it may wait for another thread's build; at its ordered
-/// place at replay, where it no longer waits.
+/// Whether the object of the guard or once control at `addr` is built,
+/// `check` read as a one-byte read event of it: ordered after the release
+/// that built it, or before it (so replay reads what record read), and
+/// reads do not wait for each other at replay. g++ with
+/// `-fsanitize=thread` calls the acquire at every pass over a static's
+/// declaration, not only the first: as a claim each pass waited for the
+/// other threads' passes.
+fn built(addr: u64, site: u64, check: impl FnOnce() -> bool) -> bool {
+    events::log_after_call(EventKind::Read, addr, 1, site, check, |_| 0)
+}
+
+/// A claim (a guard's acquire, a once control's) of an object not yet
+/// built when checked, as an event on `addr` with its result, `op`'s: made
+/// before its event at record, between events, where it may wait for
+/// another thread's build; at its ordered place at replay, where it no
+/// longer waits.
 ///
 /// The event is a trylock's, with a trylock's result: 0 when the caller got
 /// the claim (it builds, and its release is the unlock), `EBUSY` when the
-/// object was built; so every reader of a trace (the trace checks, `races`'
-/// locks held) sees a lock taken and given back.
-///
-/// `built`: the object is built already (the claim cannot wait, so record
-/// makes it under the event's stripe, not between events, where its next
-/// event would have to follow every thread's: with `-fsanitize=thread` g++
-/// calls the acquire at every pass over the declaration, not only the
-/// first).
-fn claim_event(addr: u64, site: u64, built: bool, op: impl FnOnce() -> c_int) -> c_int {
+/// object was built meanwhile; so every reader of a trace (the trace
+/// checks, `races`' locks held) sees a lock taken and given back.
+fn claim_event(addr: u64, site: u64, op: impl FnOnce() -> c_int) -> c_int {
     let kind = EventKind::MutexTryLock;
     let payload = |&claimed: &c_int| if claimed == 1 { 0 } else { libc::EBUSY as u64 };
-    if mode::current() == Mode::Record && !built {
+    if mode::current() == Mode::Record {
         let got = events::hidden_blocking_call(op);
         return events::log_after_call(kind, addr, 0, site, || got, payload);
     }
@@ -128,8 +138,10 @@ fn claim(once: &AtomicU32) -> c_int {
 fn run_once(once: *mut c_int, routine: OnceRoutine, site: u64) -> c_int {
     let word = control(once);
     let addr = once as u64;
-    let built = word.load(Ordering::Acquire) & ONCE_DONE != 0;
-    let run = claim_event(addr, site, built, || claim(word));
+    if built(addr, site, || word.load(Ordering::Acquire) & ONCE_DONE != 0) {
+        return 0;
+    }
+    let run = claim_event(addr, site, || claim(word));
     if run == 1 {
         routine();
         let release = || {
