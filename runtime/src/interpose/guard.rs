@@ -27,6 +27,7 @@ use core::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize, Ordering};
 
 use rr_lite_trace::EventKind;
 
+use super::pthread::log_releasing;
 use crate::events;
 use crate::mode::{self, Mode};
 use crate::real;
@@ -50,24 +51,26 @@ with_site!(__cxa_guard_acquire => guard_acquire_impl, "rsi");
 
 extern "C" fn guard_release_impl(guard: *mut c_void, site: u64) {
     // SAFETY: forwarding.
-    let release = || unsafe { real::__cxa_guard_release(guard) };
-    events::log_after_call(
-        EventKind::MutexUnlock,
-        guard as u64,
-        0,
-        site,
-        release,
-        |_| 0,
-    );
+    released(guard as u64, site, || unsafe {
+        real::__cxa_guard_release(guard)
+    });
 }
 with_site!(__cxa_guard_release => guard_release_impl, "rsi");
 
 extern "C" fn guard_abort_impl(guard: *mut c_void, site: u64) {
     // SAFETY: forwarding.
-    let abort = || unsafe { real::__cxa_guard_abort(guard) };
-    events::log_after_call(EventKind::MutexUnlock, guard as u64, 0, site, abort, |_| 0);
+    released(guard as u64, site, || unsafe {
+        real::__cxa_guard_abort(guard)
+    });
 }
 with_site!(__cxa_guard_abort => guard_abort_impl, "rsi");
+
+/// A release (a guard's release or abort, a once control's), `op`, as an
+/// unlock of `addr`: held across the call, so that a waiter it wakes, or a
+/// thread that reads the object built, comes after it.
+fn released(addr: u64, site: u64, op: impl FnOnce()) {
+    log_releasing(EventKind::MutexUnlock, addr, 0, site, op);
+}
 
 /// Whether the object of the guard or once control at `addr` is built,
 /// `check` read as a one-byte read event of it: ordered after the release
@@ -144,11 +147,10 @@ fn run_once(once: *mut c_int, routine: OnceRoutine, site: u64) -> c_int {
     let run = claim_event(addr, site, || claim(word));
     if run == 1 {
         routine();
-        let release = || {
+        released(addr, site, || {
             word.store(ONCE_DONE, Ordering::Release);
             crate::sys::futex_wake_all(word);
-        };
-        events::log_after_call(EventKind::MutexUnlock, addr, 0, site, release, |_| 0);
+        });
     }
     0
 }

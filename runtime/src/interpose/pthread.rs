@@ -278,7 +278,13 @@ macro_rules! releasing_calls {
 
 /// How a releasing call is performed and logged: held around the real call
 /// and given back after it.
-fn log_releasing<R>(kind: EventKind, obj: u64, size: u64, site: u64, op: impl FnOnce() -> R) -> R {
+pub(super) fn log_releasing<R>(
+    kind: EventKind,
+    obj: u64,
+    size: u64,
+    site: u64,
+    op: impl FnOnce() -> R,
+) -> R {
     log_after_call(kind, obj, size, site, op, |_| 0)
 }
 
