@@ -254,6 +254,15 @@ fn program_environment(
         Some(_) => {}
         None => env.push(("GLIBC_TUNABLES".into(), MALLOC_TUNABLE.into())),
     }
+    // Every symbol bound at load: a lazy binding's first call saves all the
+    // vector registers on the program's stack (`_dl_runtime_resolve_xsavec`)
+    // in whichever thread calls first, which differs between runs, and those
+    // registers hold what the runtime's last call left. A program reading a
+    // local it never wrote would see that. (Kept for the replay, which runs
+    // with the recorded environment.)
+    if !env.iter().any(|(k, _)| k == "LD_BIND_NOW") {
+        env.push(("LD_BIND_NOW".into(), "1".into()));
+    }
     env.push((MODE_ENV.into(), "record".into()));
     env.push((TRACE_ENV.into(), trace.as_os_str().to_owned()));
     // Replay puts its session id here: same length, same stack layout.

@@ -59,9 +59,15 @@ pub(crate) fn initialise(argv: *const *const c_char, envp: *const *const c_char)
         // exec kept: read the counter normally.
         crate::tsc::allow_reads();
     }
+    let on_own_stack = |mode| {
+        // Everything before `main` runs on the main thread's own stack: what
+        // it leaves differs by mode, and main's frames go there.
+        crate::own_stack::adopt(crate::thread::MAIN_THREAD);
+        crate::own_stack::run(|| start(mode, argv, envp));
+    };
     match requested {
-        b"record" => start(Mode::Record, argv, envp),
-        b"replay" => start(Mode::Replay, argv, envp),
+        b"record" => on_own_stack(Mode::Record),
+        b"replay" => on_own_stack(Mode::Replay),
         b"" | b"inert" => {}
         other => sys::warn(&[
             b"unknown RR_LITE_MODE '",

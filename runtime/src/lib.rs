@@ -32,6 +32,7 @@ mod interpose;
 mod log;
 mod mode;
 mod own_code;
+mod own_stack;
 mod problems;
 mod quantum;
 mod raw_memory;

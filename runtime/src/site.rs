@@ -4,12 +4,35 @@
 //! `__builtin_return_address`, so each hook is a two-instruction naked stub
 //! that loads `[rsp]` (the return address) into the first free argument
 //! register and jumps to the implementation, which takes it as an extra
-//! argument.
+//! argument. The stub also moves to the runtime's own stack
+//! (`crate::own_stack`).
 
 /// Exports `$name` as a stub that passes its return address in register
 /// `$reg` (the first argument register the C signature leaves free) to
-/// `$imp`, whose last parameter is `site: u64`.
+/// `$imp`, whose last parameter is `site: u64`, and runs `$imp` on the
+/// thread's own stack (`crate::own_stack`).
 macro_rules! with_site {
+    ($name:ident => $imp:path, $reg:literal) => {
+        #[unsafe(naked)]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name() {
+            core::arch::naked_asm!(
+                crate::own_stack::switch_and_call!(
+                    concat!("mov ", $reg, ", [rsp]"),
+                    "call {imp}",
+                    "jmp {imp}"
+                ),
+                imp = sym $imp,
+            )
+        }
+    };
+}
+pub(crate) use with_site;
+
+/// [`with_site!`] for an entry that runs program code inside (an exit's
+/// handlers, a library's constructors, a walk's callbacks): it stays on the
+/// program's stack, where those frames belong.
+macro_rules! with_site_here {
     ($name:ident => $imp:path, $reg:literal) => {
         #[unsafe(naked)]
         #[unsafe(no_mangle)]
@@ -22,7 +45,7 @@ macro_rules! with_site {
         }
     };
 }
-pub(crate) use with_site;
+pub(crate) use with_site_here;
 
 /// The assembly of an entry's jump to the C library's function of two
 /// arguments (in `rdi`, `rsi`): its address from `{slot}`, or from `{find}`

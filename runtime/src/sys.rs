@@ -357,6 +357,18 @@ pub(crate) fn mmap_raw(
     }
 }
 
+/// mprotect of the runtime's own mapping, as a raw system call.
+pub(crate) fn mprotect_raw(addr: usize, len: usize, prot: i32) {
+    // SAFETY: changes the protection of a range the runtime mapped itself.
+    unsafe { libc::syscall(libc::SYS_mprotect, addr, len, prot) };
+}
+
+/// madvise of the runtime's own mapping, as a raw system call.
+pub(crate) fn madvise_raw(addr: usize, len: usize, advice: i32) {
+    // SAFETY: advice on a range the runtime mapped itself.
+    unsafe { libc::syscall(libc::SYS_madvise, addr, len, advice) };
+}
+
 /// munmap as a raw system call (see [`mmap_raw`]).
 pub(crate) fn munmap_raw(addr: *mut core::ffi::c_void, len: usize) {
     // SAFETY: unmapping a range the runtime mapped itself.

@@ -143,6 +143,7 @@ pub(crate) fn finish_thread() {
     }
     end_thread();
     crate::thread::mark_exited(id);
+    crate::own_stack::release(id);
 }
 
 /// Ends the thread's part in its mode (also at the process's exit event).

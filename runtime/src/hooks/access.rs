@@ -6,6 +6,7 @@
 use rr_lite_trace::EventKind;
 
 use crate::events;
+use crate::own_stack::switching_entry;
 use crate::site::with_site;
 
 macro_rules! access_hooks {
@@ -53,20 +54,19 @@ compound_hooks! {
     16: read_write16 => __tsan_read_write16, __tsan_unaligned_read_write16;
 }
 
+/// The `_pc` forms name their site themselves: the same implementations
+/// as the plain hooks, with no return address to load.
 macro_rules! access_pc_hooks {
-    ($($kind:ident $size:literal: $name:ident;)*) => {$(
-        #[unsafe(no_mangle)]
-        pub extern "C" fn $name(addr: u64, pc: u64) -> u64 {
-            events::log_sized_access::<{ EventKind::$kind as u8 }, $size>(addr, pc)
-        }
+    ($($imp:ident: $name:ident;)*) => {$(
+        switching_entry!($name => $imp);
     )*};
 }
 
 access_pc_hooks! {
-    Read 1: __tsan_read1_pc; Read 2: __tsan_read2_pc; Read 4: __tsan_read4_pc;
-    Read 8: __tsan_read8_pc; Read 16: __tsan_read16_pc;
-    Write 1: __tsan_write1_pc; Write 2: __tsan_write2_pc; Write 4: __tsan_write4_pc;
-    Write 8: __tsan_write8_pc; Write 16: __tsan_write16_pc;
+    read1: __tsan_read1_pc; read2: __tsan_read2_pc; read4: __tsan_read4_pc;
+    read8: __tsan_read8_pc; read16: __tsan_read16_pc;
+    write1: __tsan_write1_pc; write2: __tsan_write2_pc; write4: __tsan_write4_pc;
+    write8: __tsan_write8_pc; write16: __tsan_write16_pc;
 }
 
 extern "C" fn read_range(addr: u64, size: u64, site: u64) -> u64 {
@@ -86,15 +86,8 @@ extern "C" fn write_range(addr: u64, size: u64, site: u64) -> u64 {
 with_site!(__tsan_read_range => read_range, "rdx");
 with_site!(__tsan_write_range => write_range, "rdx");
 
-#[unsafe(no_mangle)]
-pub extern "C" fn __tsan_read_range_pc(addr: u64, size: u64, pc: u64) -> u64 {
-    read_range(addr, size, pc)
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn __tsan_write_range_pc(addr: u64, size: u64, pc: u64) -> u64 {
-    write_range(addr, size, pc)
-}
+switching_entry!(__tsan_read_range_pc => read_range);
+switching_entry!(__tsan_write_range_pc => write_range);
 
 extern "C" fn vptr_update(addr: u64, _new: u64, site: u64) -> u64 {
     events::log_sized_access::<{ EventKind::Write as u8 }, 8>(addr, site)

@@ -15,6 +15,7 @@ use rr_lite_trace::EventKind;
 
 use super::atomic::locked_at;
 use crate::events;
+use crate::own_stack::switching_entry;
 use crate::site::with_site;
 
 /// Copies `size` bytes from `from` to `to` one byte at a time (no call of
@@ -76,10 +77,11 @@ extern "C" fn exchange(
 }
 with_site!(__atomic_exchange => exchange, "r9");
 
+switching_entry!(__atomic_compare_exchange => compare_exchange);
+
 /// No register is left for the site (six arguments): logs site 0, as the
 /// 128-bit compare-and-swap does.
-#[unsafe(no_mangle)]
-pub extern "C" fn __atomic_compare_exchange(
+extern "C" fn compare_exchange(
     size: usize,
     obj: *mut u8,
     expected: *mut u8,

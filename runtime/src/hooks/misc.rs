@@ -5,6 +5,7 @@ use core::ffi::{c_char, c_void};
 use rr_lite_trace::EventKind;
 
 use crate::events;
+use crate::own_stack::switching_entry;
 use crate::site::with_site;
 
 #[unsafe(no_mangle)]
@@ -15,20 +16,20 @@ pub extern "C" fn __tsan_init() {
 /// Function entry and exit are hooks too: giving back the stripes kept
 /// from the previous access here (or once their quantum is over) keeps lock
 /// hold times short.
-#[unsafe(no_mangle)]
-pub extern "C" fn __tsan_func_entry(_caller: *mut c_void) {
+extern "C" fn func_entry(_caller: *mut c_void) {
     events::pass_hook();
 }
+switching_entry!(__tsan_func_entry => func_entry);
 
 /// Returns 0, which the program (declaring it void) ignores: a `void main`
 /// exits with whatever `rax` holds after this, its last call, and that
 /// must not depend on the path the runtime took (record, replay, the
 /// quantum), or the exit status would differ between them.
-#[unsafe(no_mangle)]
-pub extern "C" fn __tsan_func_exit() -> u64 {
+extern "C" fn func_exit() -> u64 {
     events::pass_hook();
     0
 }
+switching_entry!(__tsan_func_exit => func_exit);
 
 /// `__tsan_acquire`/`__tsan_release` annotate a happens-before edge through
 /// an address; modelled as a read and a write of it, which orders them.
@@ -79,23 +80,15 @@ pub extern "C" fn __tsan_mutex_pre_unlock(_a: *mut c_void, _f: u32) -> i32 {
 }
 
 /// External (library-defined) objects: a read or write of the object.
-#[unsafe(no_mangle)]
-pub extern "C" fn __tsan_external_read(
-    addr: *mut c_void,
-    pc: *mut c_void,
-    _tag: *mut c_void,
-) -> u64 {
+extern "C" fn external_read(addr: *mut c_void, pc: *mut c_void, _tag: *mut c_void) -> u64 {
     events::log_sized_access::<{ EventKind::Read as u8 }, 1>(addr as u64, pc as u64)
 }
+switching_entry!(__tsan_external_read => external_read);
 
-#[unsafe(no_mangle)]
-pub extern "C" fn __tsan_external_write(
-    addr: *mut c_void,
-    pc: *mut c_void,
-    _tag: *mut c_void,
-) -> u64 {
+extern "C" fn external_write(addr: *mut c_void, pc: *mut c_void, _tag: *mut c_void) -> u64 {
     events::log_sized_access::<{ EventKind::Write as u8 }, 1>(addr as u64, pc as u64)
 }
+switching_entry!(__tsan_external_write => external_write);
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __tsan_external_register_tag(_name: *const c_char) -> *mut c_void {

@@ -106,8 +106,9 @@ extern "C" fn free_impl(p: *mut c_void, site: u64) {
 with_site!(free => free_impl, "rsi");
 with_site!(cfree => free_impl, "rsi");
 
-#[unsafe(no_mangle)]
-pub extern "C" fn malloc_usable_size(p: *mut c_void) -> size_t {
+crate::own_stack::switching_entry!(malloc_usable_size => usable_size);
+
+extern "C" fn usable_size(p: *mut c_void) -> size_t {
     if p.is_null() {
         return 0;
     }

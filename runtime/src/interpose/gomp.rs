@@ -132,7 +132,12 @@ extern "C" fn run_member(region: *mut c_void) {
     // that started the region, which waits in libgomp until every member
     // has returned from here.
     let region = unsafe { &*region.cast::<Region>() };
-    openmp::member(region.f as usize as u64, || (region.f)(region.data));
+    openmp::member(region.f as usize as u64, || {
+        // SAFETY: the program's region body with its argument; its frames
+        // go on the program's stack (the master runs this inside
+        // GOMP_parallel, on the runtime's own stack).
+        unsafe { crate::own_stack::on_program_stack(region.data, region.f) }
+    });
 }
 
 /// Runs a parallel region (`start` calls libgomp with the wrapped function

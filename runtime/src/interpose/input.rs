@@ -229,9 +229,10 @@ extern "C" fn recv_impl(
 }
 with_site!(recv => recv_impl, "r8");
 
+crate::own_stack::switching_entry!(recvfrom => recvfrom_impl);
+
 /// Six arguments leave no register for the call site: logged without one.
-#[unsafe(no_mangle)]
-pub extern "C" fn recvfrom(
+extern "C" fn recvfrom_impl(
     fd: c_int,
     buf: *mut c_void,
     n: size_t,

@@ -20,7 +20,7 @@ use rr_lite_trace::{EventKind, pseudo};
 
 use crate::events;
 use crate::real;
-use crate::site::with_site;
+use crate::site::{with_site, with_site_here};
 
 /// Runs `op`, a libc call that opens and closes descriptors inside, as one
 /// ordered descriptor call.
@@ -38,11 +38,14 @@ fn ordered<R>(site: u64, op: impl FnOnce() -> R) -> R {
 /// argument, where `with_site!` puts the call site.
 macro_rules! ordered_call {
     ($name:ident, $imp:ident, $reg:literal, ($($arg:ident: $ty:ty),*) -> $ret:ty) => {
+        ordered_call!(@ with_site, $name, $imp, $reg, ($($arg: $ty),*) -> $ret);
+    };
+    (@ $entry:ident, $name:ident, $imp:ident, $reg:literal, ($($arg:ident: $ty:ty),*) -> $ret:ty) => {
         extern "C" fn $imp($($arg: $ty,)* site: u64) -> $ret {
             // SAFETY: forwarding the program's arguments to the real function.
             ordered(site, || unsafe { real::$name($($arg),*) })
         }
-        with_site!($name => $imp, $reg);
+        $entry!($name => $imp, $reg);
     };
 }
 
@@ -95,8 +98,9 @@ ordered_call!(getaddrinfo, getaddrinfo_impl, "r8",
     (node: *const c_char, service: *const c_char, hints: *const libc::addrinfo,
      res: *mut *mut libc::addrinfo) -> c_int);
 ordered_call!(gethostbyname, gethostbyname_impl, "rsi", (name: *const c_char) -> *mut libc::hostent);
-ordered_call!(dlopen, dlopen_impl, "rdx", (file: *const c_char, flags: c_int) -> *mut c_void);
-ordered_call!(dlclose, dlclose_impl, "rsi", (handle: *mut c_void) -> c_int);
+// Their constructors and destructors are program code: on the program's stack.
+ordered_call!(@ with_site_here, dlopen, dlopen_impl, "rdx", (file: *const c_char, flags: c_int) -> *mut c_void);
+ordered_call!(@ with_site_here, dlclose, dlclose_impl, "rsi", (handle: *mut c_void) -> c_int);
 
 // `dlsym` takes the loader's lock too, and allocates inside it when the
 // symbol is missing (`_dl_exception_create`): unordered, a replay could

@@ -9,7 +9,7 @@ use rr_lite_trace::{EventKind, pseudo};
 
 use crate::events::{self, Replayed, log_after_call, log_after_call_or_recorded};
 use crate::real;
-use crate::site::with_site;
+use crate::site::{with_site, with_site_here};
 
 /// rand() and friends: replay returns the recorded value (the hidden state
 /// is the library's, so its order is the recorded one).
@@ -443,7 +443,8 @@ extern "C" fn exit_impl(status: c_int, site: u64) {
     // SAFETY: forwarding; does not return.
     unsafe { real::exit(status) }
 }
-with_site!(exit => exit_impl, "rsi");
+// The program's exit handlers run inside: on its own stack.
+with_site_here!(exit => exit_impl, "rsi");
 
 /// _exit() runs no handlers: log the exit here.
 extern "C" fn exit_now_impl(status: c_int, site: u64) {

@@ -16,7 +16,7 @@ use crate::events::{
 };
 use crate::mode::Mode;
 use crate::real::{self, StartRoutine};
-use crate::site::with_site;
+use crate::site::{with_site, with_site_here};
 use crate::thread;
 
 fn addr<T>(p: *const T) -> u64 {
@@ -138,17 +138,22 @@ extern "C" fn phantom(_arg: *mut c_void) -> *mut c_void {
 extern "C" fn trampoline(arg: *mut c_void) -> *mut c_void {
     let id = arg as usize as u32;
     let (start, user_arg, parent) = thread::start_of(id);
-    // SAFETY: pthread_self has no preconditions.
-    thread::set_pthread(id, unsafe { libc::pthread_self() });
-    thread::set_kernel_tid(id);
-    crate::init::register_thread(crate::mode::current(), id, parent);
-    events::log_event(
-        EventKind::ThreadStart,
-        pseudo::thread_start(id),
-        0,
-        start as u64,
-        0,
-    );
+    // The registration runs on the runtime's own stack: it differs by mode,
+    // and the start routine's frames go where it would have run.
+    crate::own_stack::adopt(id);
+    crate::own_stack::run(|| {
+        // SAFETY: pthread_self has no preconditions.
+        thread::set_pthread(id, unsafe { libc::pthread_self() });
+        thread::set_kernel_tid(id);
+        crate::init::register_thread(crate::mode::current(), id, parent);
+        events::log_event(
+            EventKind::ThreadStart,
+            pseudo::thread_start(id),
+            0,
+            start as u64,
+            0,
+        );
+    });
     // SAFETY: `start` is the routine the program passed to pthread_create.
     let start: StartRoutine = unsafe { core::mem::transmute(start) };
     let result = start(user_arg as *mut c_void);
@@ -164,7 +169,8 @@ pub(super) unsafe extern "C" fn exit(ret: *mut c_void, _site: u64) -> ! {
     unsafe { real::pthread_exit(ret) };
     unreachable_exit()
 }
-with_site!(pthread_exit => exit, "rsi");
+// Cleanup handlers and destructors run inside: on the program's stack.
+with_site_here!(pthread_exit => exit, "rsi");
 
 fn unreachable_exit() -> ! {
     // SAFETY: only reached if the real pthread_exit returned, which it never does.

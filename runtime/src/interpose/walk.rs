@@ -20,7 +20,8 @@ use rr_lite_trace::{EventKind, pseudo};
 
 use crate::events::{self, Stretch};
 use crate::real::{self, CompareFn, FilterFn, FtwFn, NftwFn};
-use crate::site::with_site;
+// The walks call the program back: their entries stay on its stack.
+use crate::site::with_site_here as with_site;
 
 /// The walk this thread is in: the program's functions (scandir has two:
 /// its filter and its comparison), the call site, and the open stretch with
