@@ -3,8 +3,8 @@
 //! The runtime is a shared library, so Rust's `thread_local!` costs a
 //! `__tls_get_addr` call per access (general-dynamic model; stable Rust
 //! cannot choose initial-exec). Profiles of replay put about half of a
-//! hook's cost there. This module defines one 8-byte thread-local slot in
-//! assembly with the initial-exec model (`@GOTTPOFF`: the slot's offset from
+//! hook's cost there. This module defines 8-byte thread-local words in
+//! assembly (`define_tls_word!`, `tls_word!`; `crate::own_stack` has one too) with the initial-exec model (`@GOTTPOFF`: the slot's offset from
 //! the thread pointer, read from the GOT, then one `fs:`-relative load).
 //! Registration stores a pointer to the thread's `ThreadState` in it; every
 //! new thread's slot starts zeroed (`.tbss`), so a thread the runtime has not
@@ -12,46 +12,70 @@
 
 use crate::thread::ThreadState;
 
-core::arch::global_asm!(
-    ".pushsection .tbss,\"awT\",@nobits",
-    ".p2align 3",
-    ".globl rr_lite_thread_slot",
-    ".hidden rr_lite_thread_slot",
-    ".type rr_lite_thread_slot, @tls_object",
-    ".size rr_lite_thread_slot, 8",
-    "rr_lite_thread_slot:",
-    ".zero 8",
-    ".popsection",
-);
+/// Defines `$sym`, one 8-byte word of static TLS (`.tbss`: zero in every
+/// new thread), read and written with [`tls_word!`].
+macro_rules! define_tls_word {
+    ($sym:literal) => {
+        core::arch::global_asm!(
+            ".pushsection .tbss,\"awT\",@nobits",
+            ".p2align 3",
+            concat!(".globl ", $sym),
+            concat!(".hidden ", $sym),
+            concat!(".type ", $sym, ", @tls_object"),
+            concat!(".size ", $sym, ", 8"),
+            concat!($sym, ":"),
+            ".zero 8",
+            ".popsection",
+        );
+    };
+}
+pub(crate) use define_tls_word;
+
+/// Reads (`tls_word!(read "sym")`) or writes (`tls_word!(write "sym", v)`)
+/// the calling thread's TLS word `sym`: its offset from the thread pointer
+/// from the GOT (initial-exec), then one `fs:`-relative access.
+macro_rules! tls_word {
+    (read $sym:literal) => {{
+        let value: usize;
+        // SAFETY: reads the calling thread's own word (static TLS, defined
+        // with `define_tls_word!`) through the thread pointer.
+        unsafe {
+            core::arch::asm!(
+                concat!("mov {off}, qword ptr [rip + ", $sym, "@GOTTPOFF]"),
+                "mov {value}, qword ptr fs:[{off}]",
+                off = out(reg) _,
+                value = lateout(reg) value,
+                options(nostack, readonly, preserves_flags),
+            );
+        }
+        value
+    }};
+    (write $sym:literal, $value:expr) => {{
+        let value: usize = $value;
+        // SAFETY: writes the calling thread's own word through the thread
+        // pointer.
+        unsafe {
+            core::arch::asm!(
+                concat!("mov {off}, qword ptr [rip + ", $sym, "@GOTTPOFF]"),
+                "mov qword ptr fs:[{off}], {value}",
+                off = out(reg) _,
+                value = in(reg) value,
+                options(nostack, preserves_flags),
+            );
+        }
+    }};
+}
+pub(crate) use tls_word;
+
+define_tls_word!("rr_lite_thread_slot");
 
 /// The calling thread's registered state, or null.
 #[inline(always)]
 pub(crate) fn current() -> *const ThreadState {
-    let state: *const ThreadState;
-    // SAFETY: reads this thread's own slot (defined above, 8 bytes in the
-    // static TLS block) through the thread pointer; no memory is written.
-    unsafe {
-        core::arch::asm!(
-            "mov {off}, qword ptr [rip + rr_lite_thread_slot@GOTTPOFF]",
-            "mov {state}, qword ptr fs:[{off}]",
-            off = out(reg) _,
-            state = lateout(reg) state,
-            options(nostack, readonly, preserves_flags),
-        );
-    }
-    state
+    tls_word!(read "rr_lite_thread_slot") as *const ThreadState
 }
 
 /// Stores the calling thread's state (at registration).
 pub(crate) fn set_current(state: *const ThreadState) {
-    // SAFETY: writes this thread's own slot through the thread pointer.
-    unsafe {
-        core::arch::asm!(
-            "mov {off}, qword ptr [rip + rr_lite_thread_slot@GOTTPOFF]",
-            "mov qword ptr fs:[{off}], {state}",
-            off = out(reg) _,
-            state = in(reg) state,
-            options(nostack, preserves_flags),
-        );
-    }
+    tls_word!(write "rr_lite_thread_slot", state as usize);
 }

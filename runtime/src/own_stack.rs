@@ -41,17 +41,7 @@
 
 use core::ffi::c_void;
 
-core::arch::global_asm!(
-    ".pushsection .tbss,\"awT\",@nobits",
-    ".p2align 4",
-    ".globl rr_lite_stack_slot",
-    ".hidden rr_lite_stack_slot",
-    ".type rr_lite_stack_slot, @tls_object",
-    ".size rr_lite_stack_slot, 8",
-    "rr_lite_stack_slot:",
-    ".zero 8",
-    ".popsection",
-);
+crate::fast_tls::define_tls_word!("rr_lite_stack_slot");
 
 /// Where the own stacks are (see ARCHITECTURE.md, "Address space"): after
 /// the runtime's private arena and mappings (`crate::alloc`), far below the
@@ -245,29 +235,9 @@ pub(crate) fn release(id: u32) {
 }
 
 fn set_free_top(top: usize) {
-    // SAFETY: writes the calling thread's own slot through the thread pointer.
-    unsafe {
-        core::arch::asm!(
-            "mov {off}, qword ptr [rip + rr_lite_stack_slot@GOTTPOFF]",
-            "mov qword ptr fs:[{off}], {top}",
-            off = out(reg) _,
-            top = in(reg) top,
-            options(nostack, preserves_flags),
-        );
-    }
+    crate::fast_tls::tls_word!(write "rr_lite_stack_slot", top);
 }
 
 fn free_top() -> usize {
-    let top: usize;
-    // SAFETY: reads the calling thread's own slot through the thread pointer.
-    unsafe {
-        core::arch::asm!(
-            "mov {off}, qword ptr [rip + rr_lite_stack_slot@GOTTPOFF]",
-            "mov {top}, qword ptr fs:[{off}]",
-            off = out(reg) _,
-            top = lateout(reg) top,
-            options(nostack, readonly, preserves_flags),
-        );
-    }
-    top
+    crate::fast_tls::tls_word!(read "rr_lite_stack_slot")
 }
