@@ -4,7 +4,8 @@
 //! `__tls_get_addr` call per access (general-dynamic model; stable Rust
 //! cannot choose initial-exec). Profiles of replay put about half of a
 //! hook's cost there. This module defines 8-byte thread-local words in
-//! assembly (`define_tls_word!`, `tls_word!`; `crate::own_stack` has one too) with the initial-exec model (`@GOTTPOFF`: the slot's offset from
+//! assembly (`define_tls_word!`, `tls_word!`; `crate::own_stack` has one
+//! too) with the initial-exec model (`@GOTTPOFF`: the word's offset from
 //! the thread pointer, read from the GOT, then one `fs:`-relative load).
 //! Registration stores a pointer to the thread's `ThreadState` in it; every
 //! new thread's slot starts zeroed (`.tbss`), so a thread the runtime has not
