@@ -57,6 +57,8 @@ const PAGE: usize = 4096;
 // and of the program's (near the top of the 47-bit space).
 const _: () = assert!(OWN_STACKS >= crate::alloc::MAPPING_REGION + (1 << 40));
 const _: () = assert!(OWN_STACKS + MAX_THREADS as usize * STACK_LEN <= 0x7000_0000_0000);
+// The entries' assembly compares against this length written out.
+const _: () = assert!(STACK_LEN == 0x100000);
 
 /// The assembly of a switching entry: `$prefix` (the site's load), then
 /// `$call` on the own stack (see the module doc), or `$jump` where it is.
