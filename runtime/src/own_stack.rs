@@ -104,14 +104,18 @@ macro_rules! switch_and_call {
 pub(crate) use switch_and_call;
 
 /// Exports `$name` as an entry that runs `$imp` (same C signature, at most
-/// six integer arguments: none on the stack) on the thread's own stack.
+/// six integer arguments: none on the stack) on the thread's own stack,
+/// after `$prefix` (`crate::site::with_site!` loads the site there).
 macro_rules! switching_entry {
     ($name:ident => $imp:path) => {
+        crate::own_stack::switching_entry!($name => $imp, "");
+    };
+    ($name:ident => $imp:path, $prefix:expr) => {
         #[unsafe(naked)]
         #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $name() {
             core::arch::naked_asm!(
-                crate::own_stack::switch_and_call!("", "call {imp}", "jmp {imp}"),
+                crate::own_stack::switch_and_call!($prefix, "call {imp}", "jmp {imp}"),
                 imp = sym $imp,
             )
         }
@@ -128,13 +132,10 @@ unsafe extern "C" fn call_on_own_stack(arg: *mut c_void, f: extern "C" fn(*mut c
 /// Runs `op` on the calling thread's own stack (for the runtime's own work
 /// outside an entry: a thread's registration before its start routine, the
 /// start-up before `main`).
-pub(crate) fn run(op: impl FnOnce()) {
-    call_with(Some(op));
-}
-
-fn call_with<F: FnOnce()>(mut op: Option<F>) {
+pub(crate) fn run<F: FnOnce()>(op: F) {
+    let mut op = Some(op);
     extern "C" fn shim<F: FnOnce()>(arg: *mut c_void) {
-        // SAFETY: `arg` is the `Option<F>` of `call_with`, alive for the call.
+        // SAFETY: `arg` is the `Option<F>` of `run`, alive for the call.
         let op = unsafe { &mut *arg.cast::<Option<F>>() };
         if let Some(op) = op.take() {
             op();

@@ -13,18 +13,7 @@
 /// thread's own stack (`crate::own_stack`).
 macro_rules! with_site {
     ($name:ident => $imp:path, $reg:literal) => {
-        #[unsafe(naked)]
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name() {
-            core::arch::naked_asm!(
-                crate::own_stack::switch_and_call!(
-                    concat!("mov ", $reg, ", [rsp]"),
-                    "call {imp}",
-                    "jmp {imp}"
-                ),
-                imp = sym $imp,
-            )
-        }
+        crate::own_stack::switching_entry!($name => $imp, concat!("mov ", $reg, ", [rsp]"));
     };
 }
 pub(crate) use with_site;
