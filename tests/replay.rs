@@ -412,6 +412,18 @@ fn libraries_opened_and_closed_by_threads_replay() {
     });
 }
 
+/// Threads whose `dlopen` fails and who read `dlerror`, while main creates
+/// threads: glibc frees an ended thread's last message after its exit event
+/// (that block stays allocated now, in record and replay alike: every
+/// replay of two such threads diverged), and `pthread_create` is ordered
+/// with `dlopen` (both take the loader's TLS lock).
+#[test]
+fn failing_dlopens_in_threads_replay() {
+    record_and_replay_each("replay_dlerror_threads", 3, &|out| {
+        out.contains("dlopen failed and dlerror said why 600 times")
+    });
+}
+
 /// Four threads reaching `pthread_once`, C11 `call_once` and a C++
 /// static's guard at once: the thread that built each table at record
 /// builds it at replay (6 of 8 recordings failed to replay, in a deadlock

@@ -41,6 +41,17 @@ pub(crate) struct ThreadState {
     pub(crate) input: crate::input::ThreadInput,
 }
 
+/// Where the replay fast path of the access hooks (written in assembly,
+/// `crate::replay::counting_entry!`) finds the fields it reads.
+pub(crate) mod offsets {
+    use super::ThreadState;
+    /// `ThreadState::untracked`, a `u32` (zero while tracked).
+    pub(crate) const UNTRACKED: usize = core::mem::offset_of!(ThreadState, untracked);
+    /// `ThreadState::replay`.
+    pub(crate) const REPLAY: usize = core::mem::offset_of!(ThreadState, replay);
+    const _: () = assert!(size_of::<core::cell::Cell<u32>>() == 4);
+}
+
 impl ThreadState {
     const fn new() -> ThreadState {
         ThreadState {
@@ -70,6 +81,11 @@ impl ThreadState {
     /// Registered, and not yet ended.
     pub(crate) fn is_live(&self) -> bool {
         self.untracked.get() & (UNREGISTERED | EXITED) == 0
+    }
+
+    /// Its exit event is logged: what it still runs is glibc's clean-up.
+    pub(crate) fn has_ended(&self) -> bool {
+        self.untracked.get() & EXITED != 0
     }
 
     /// The thread has ended its part: no hook of it is tracked any more.

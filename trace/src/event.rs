@@ -395,6 +395,10 @@ impl RecordedEvent {
 /// Seed of the per-thread access hash.
 pub const ACCESS_HASH_SEED: u64 = 0xcbf2_9ce4_8422_2325;
 
+/// The multiplier of [`fold_access_hash`] (FNV-1a's 64-bit prime; the
+/// runtime's replay fast path, written in assembly, uses it too).
+pub const ACCESS_HASH_PRIME: u64 = 0x0000_0100_0000_01b3;
+
 /// Folds one event into a thread's access hash. Replay computes the same
 /// hash over the accesses it performs and compares it at thread exit to
 /// detect divergence between sync points. Cheap: one xor, one multiply.
@@ -402,7 +406,7 @@ pub const ACCESS_HASH_SEED: u64 = 0xcbf2_9ce4_8422_2325;
 /// tried: more instructions per access, and replay no faster.)
 #[inline]
 pub fn fold_access_hash(hash: u64, kind: EventKind, addr: u64) -> u64 {
-    (hash ^ addr.rotate_left(7) ^ kind as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    (hash ^ addr.rotate_left(7) ^ kind as u64).wrapping_mul(ACCESS_HASH_PRIME)
 }
 
 #[cfg(test)]

@@ -59,6 +59,17 @@ pub(crate) fn with_tracked<R>(f: impl FnOnce(&ThreadState, Mode) -> R) -> Option
     t.is_tracked().then(|| f(t, mode))
 }
 
+/// Whether the calling thread has logged its exit event while recording or
+/// replaying: what it runs now is glibc's per-thread clean-up, unrecorded.
+pub(crate) fn in_ended_thread() -> bool {
+    if mode::current() == Mode::Inert {
+        return false;
+    }
+    let state = crate::fast_tls::current();
+    // SAFETY: as in `with_tracked`.
+    !state.is_null() && unsafe { &*state }.has_ended()
+}
+
 /// A hook or wrapper ran on a thread the runtime never registered (started
 /// by a path it does not interpose, e.g. a raw `clone`, or past its thread
 /// table). Its events cannot be recorded or ordered, and dropping them

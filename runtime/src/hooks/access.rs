@@ -5,6 +5,7 @@
 
 use rr_lite_trace::EventKind;
 
+use super::fast_count::counting_entry;
 use crate::events;
 use crate::own_stack::switching_entry;
 use crate::site::with_site;
@@ -14,7 +15,7 @@ macro_rules! access_hooks {
         extern "C" fn $imp(addr: u64, site: u64) -> u64 {
             events::log_sized_access::<{ EventKind::$kind as u8 }, $size>(addr, site)
         }
-        $( with_site!($name => $imp, "rsi"); )+
+        $( counting_entry!($name => $imp, EventKind::$kind, "mov rsi, [rsp]"); )+
     )*};
 }
 
@@ -42,7 +43,7 @@ macro_rules! compound_hooks {
         extern "C" fn $imp(addr: u64, site: u64) -> u64 {
             events::log_sized_access::<{ EventKind::Rmw as u8 }, $size>(addr, site)
         }
-        $( with_site!($name => $imp, "rsi"); )+
+        $( counting_entry!($name => $imp, EventKind::Rmw, "mov rsi, [rsp]"); )+
     )*};
 }
 
@@ -57,16 +58,17 @@ compound_hooks! {
 /// The `_pc` forms name their site themselves: the same implementations
 /// as the plain hooks, with no return address to load.
 macro_rules! access_pc_hooks {
-    ($($imp:ident: $name:ident;)*) => {$(
-        switching_entry!($name => $imp);
+    ($($kind:ident: $imp:ident: $name:ident;)*) => {$(
+        counting_entry!($name => $imp, EventKind::$kind, "");
     )*};
 }
 
 access_pc_hooks! {
-    read1: __tsan_read1_pc; read2: __tsan_read2_pc; read4: __tsan_read4_pc;
-    read8: __tsan_read8_pc; read16: __tsan_read16_pc;
-    write1: __tsan_write1_pc; write2: __tsan_write2_pc; write4: __tsan_write4_pc;
-    write8: __tsan_write8_pc; write16: __tsan_write16_pc;
+    Read: read1: __tsan_read1_pc; Read: read2: __tsan_read2_pc; Read: read4: __tsan_read4_pc;
+    Read: read8: __tsan_read8_pc; Read: read16: __tsan_read16_pc;
+    Write: write1: __tsan_write1_pc; Write: write2: __tsan_write2_pc;
+    Write: write4: __tsan_write4_pc; Write: write8: __tsan_write8_pc;
+    Write: write16: __tsan_write16_pc;
 }
 
 extern "C" fn read_range(addr: u64, size: u64, site: u64) -> u64 {
@@ -97,5 +99,5 @@ extern "C" fn vptr_read(addr: u64, site: u64) -> u64 {
     events::log_sized_access::<{ EventKind::Read as u8 }, 8>(addr, site)
 }
 
-with_site!(__tsan_vptr_update => vptr_update, "rdx");
-with_site!(__tsan_vptr_read => vptr_read, "rsi");
+counting_entry!(__tsan_vptr_update => vptr_update, EventKind::Write, "mov rdx, [rsp]");
+counting_entry!(__tsan_vptr_read => vptr_read, EventKind::Read, "mov rsi, [rsp]");

@@ -4,5 +4,6 @@
 
 pub(crate) mod access;
 pub(crate) mod atomic;
+pub(crate) mod fast_count;
 pub(crate) mod libatomic;
 pub(crate) mod misc;

@@ -98,6 +98,14 @@ extern "C" fn free_impl(p: *mut c_void, site: u64) {
         }
     };
     if heap::owns(p as usize) {
+        if events::in_ended_thread() {
+            // glibc's clean-up of an ended thread (its `dlerror` message,
+            // say) runs after its exit event, when the other threads are
+            // wherever timing has them: a block put back on a free list
+            // then would go to whichever allocation came next, another at
+            // replay. It stays allocated instead, in record and replay alike.
+            return;
+        }
         events::log_free(p as u64, site, op);
     } else {
         log_after_call(EventKind::Free, pseudo::HEAP, 0, site, op, |_| p as u64);

@@ -22,9 +22,10 @@ use crate::events;
 use crate::real;
 use crate::site::{with_site, with_site_here};
 
-/// Runs `op`, a libc call that opens and closes descriptors inside, as one
-/// ordered descriptor call.
-fn ordered<R>(site: u64, op: impl FnOnce() -> R) -> R {
+/// Runs `op`, a libc call that opens and closes descriptors inside (or
+/// takes the loader's locks, as `dlopen` does), as one ordered descriptor
+/// call.
+pub(super) fn ordered<R>(site: u64, op: impl FnOnce() -> R) -> R {
     if !crate::mode::active() {
         return op();
     }

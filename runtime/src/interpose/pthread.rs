@@ -54,34 +54,43 @@ pub(super) unsafe extern "C" fn create(
             }
         },
     };
+    // The real call takes the loader's TLS lock (its thread's TLS blocks),
+    // which `dlopen` holds while it allocates inside: unordered, a replay
+    // could let a thread into `dlopen` whose allocation there waits for
+    // this creation, blocked on that lock (a deadlock). So it is ordered
+    // among the descriptor calls, as `dlopen` is; outermost, so that a
+    // library constructor creating a thread inside `dlopen` takes the same
+    // order of locks.
     // Whether pthread_create reuses a cached stack (or allocates a new
     // thread control block, an event) depends on which threads have ended:
     // the real call runs on glibc's stack cache, once every thread ordered
     // before it there is gone.
-    on_stack_cache(site, || {
-        // The event is logged after the real call, holding the child's
-        // start stripe throughout: the child's first event then follows
-        // the DTV allocation pthread_create makes before the clone.
-        events::log_after_nested_call(
-            EventKind::ThreadCreate,
-            pseudo::thread_start(id),
-            0,
-            site,
-            || {
-                // SAFETY: forwarding the caller's arguments with our
-                // trampoline, which calls `start(arg)` in the new thread.
-                let r = unsafe {
-                    real::pthread_create(out, attr, trampoline, id as usize as *mut c_void)
-                };
-                if r == 0 {
-                    // SAFETY: pthread_create succeeded, so it wrote `*out`.
-                    thread::set_pthread(id, unsafe { *out });
-                    crate::chaos::thread_created(id);
-                }
-                r
-            },
-            |_| u64::from(id),
-        )
+    super::libc_files::ordered(site, || {
+        on_stack_cache(site, || {
+            // The event is logged after the real call, holding the child's
+            // start stripe throughout: the child's first event then follows
+            // the DTV allocation pthread_create makes before the clone.
+            events::log_after_nested_call(
+                EventKind::ThreadCreate,
+                pseudo::thread_start(id),
+                0,
+                site,
+                || {
+                    // SAFETY: forwarding the caller's arguments with our
+                    // trampoline, which calls `start(arg)` in the new thread.
+                    let r = unsafe {
+                        real::pthread_create(out, attr, trampoline, id as usize as *mut c_void)
+                    };
+                    if r == 0 {
+                        // SAFETY: pthread_create succeeded, so it wrote `*out`.
+                        thread::set_pthread(id, unsafe { *out });
+                        crate::chaos::thread_created(id);
+                    }
+                    r
+                },
+                |_| u64::from(id),
+            )
+        })
     })
 }
 

@@ -86,6 +86,18 @@ pub(crate) struct ReplayThread {
     debug_stop: Cell<u64>,
 }
 
+/// Where the access hooks' replay fast path (assembly,
+/// `crate::hooks::fast_count`) finds the fields [`count_access`] reads and
+/// writes, from the `ReplayThread`: `Cell<u64>`s, 8-byte words.
+pub(crate) mod fast_path_offsets {
+    use super::ReplayThread;
+    use core::mem::offset_of;
+    pub(crate) const INDEX: usize = offset_of!(ReplayThread, index);
+    pub(crate) const ACCESS_STOP: usize = offset_of!(ReplayThread, access_stop);
+    pub(crate) const HASH: usize = offset_of!(ReplayThread, hash);
+    const _: () = assert!(size_of::<core::cell::Cell<u64>>() == 8);
+}
+
 impl ReplayThread {
     pub(crate) const fn new() -> ReplayThread {
         ReplayThread {
@@ -663,7 +675,9 @@ fn stop_for_debugger(r: &ReplayThread, index: u64) {
 /// then [`count`], in the fewest instructions when neither has anything to
 /// do (no publication pending, no point here), which is nearly every
 /// access: no call, no stack frame (the hooks inline this), and the
-/// index compared once.
+/// index compared once. The access hooks run this fast branch in assembly
+/// on the program's stack before they switch stacks
+/// (`crate::hooks::fast_count`): a change here must change it there.
 #[inline(always)]
 pub(crate) fn count_access(r: &ReplayThread, kind: EventKind, addr: u64, site: u64) {
     let index = r.index.get();
