@@ -1,7 +1,8 @@
-/* Threads whose dlopen fails, again and again, each reading the message
- * with dlerror, while main creates and joins short threads. Two ways
- * glibc's own bookkeeping, which no hook sees, could set replay on another
- * path:
+#define _GNU_SOURCE
+/* Threads whose dlopen and dlsym fail, again and again, each reading the
+ * message with dlerror, while main creates and joins short threads. Three
+ * ways glibc's own bookkeeping, which no hook sees, could set replay on
+ * another path:
  * - A thread's last dlerror message is freed by glibc's clean-up after
  *   the thread's exit event, when the others are wherever timing has them:
  *   put back on a free list, that block went to whichever allocation came
@@ -9,7 +10,10 @@
  * - pthread_create takes the loader's TLS lock, which a failing dlopen
  *   holds while it allocates its message: unordered, a replay could
  *   deadlock (the opener's allocation waiting for the creation, the
- *   creation for the lock). */
+ *   creation for the lock).
+ * - dlsym in RTLD_DEFAULT takes the loader's lock and allocates its
+ *   message inside it too, and is ordered like dlopen for that (through a
+ *   return address in the caller's object, which its answer depends on). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -24,6 +28,7 @@ static void *opener(void *arg) {
     long errors = 0;
     for (int i = 0; i < ROUNDS; i++) {
         if (!dlopen("librr-lite-no-such-library.so", RTLD_NOW)) errors += dlerror() != NULL;
+        if (!dlsym(RTLD_DEFAULT, "rr_lite_no_such_symbol")) errors += dlerror() != NULL;
         free(malloc(16 + (size_t)i));
     }
     return (void *)errors;

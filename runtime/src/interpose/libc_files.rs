@@ -107,27 +107,56 @@ ordered_call!(@ with_site_here, dlclose, dlclose_impl, "rsi", (handle: *mut c_vo
 // symbol is missing (`_dl_exception_create`): unordered, a replay could
 // give the lock to a thread whose allocation then waited for another
 // thread blocked on the lock (every replay of threads looking symbols up
-// while others opened and closed libraries deadlocked). A lookup in a
-// given library is ordered like `dlopen`. One in `RTLD_DEFAULT` or
-// `RTLD_NEXT` is not: their answer depends on the caller (the object
-// holding the return address), so the entry jumps to the real `dlsym`
-// with the program's return address in place.
+// while others opened and closed libraries deadlocked). So it is ordered
+// like `dlopen`. The answer of a lookup in `RTLD_DEFAULT` or `RTLD_NEXT`
+// depends on the caller: the object holding dlsym's return address. So
+// the runtime calls the real `dlsym` with a return address in the
+// caller's object: a `ret` byte (0xc3) in the page of the program's call,
+// which returns again, into the runtime ([`call_returning_through`]).
+// Without one in that page (rare), the entry jumps to the real `dlsym`
+// with the program's return address in place, unordered, as before.
 static REAL_DLSYM: AtomicUsize = AtomicUsize::new(0);
 
-/// `dlsym`'s entry: `RTLD_DEFAULT` (0) and `RTLD_NEXT` (-1) straight to
-/// the real one (found first if need be, the arguments kept), every other
-/// handle to [`dlsym_impl`] with the call's site.
+/// `dlsym`'s entry: [`dlsym_impl`] with the call's site and, for
+/// `RTLD_DEFAULT` (0) and `RTLD_NEXT` (-1), the address of a `ret` byte in
+/// the site's page, searched after the site, then before it (else straight
+/// to the real one, found first if need be, the arguments kept).
 #[unsafe(naked)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlsym() {
     core::arch::naked_asm!(
-        "lea rax, [rdi + 1]",
-        "cmp rax, 1",
-        "jbe 2f",
-        "mov rdx, [rsp]",
-        "jmp {imp}",
-        "2:",
-        crate::site::jump_to_real!(),
+        crate::own_stack::switch_and_call!(
+            concat!(
+                "mov rdx, [rsp]\n",
+                "xor ecx, ecx\n",
+                "lea rax, [rdi + 1]\n",
+                "cmp rax, 1\n",
+                "ja 9f\n",
+                "mov r10, rdx\n",
+                "7:\n",
+                "cmp byte ptr [r10], 0xc3\n",
+                "je 8f\n",
+                "inc r10\n",
+                "test r10d, 0xfff\n",
+                "jnz 7b\n",
+                "mov r10, rdx\n",
+                "and r10, -4096\n",
+                "6:\n",
+                "cmp r10, rdx\n",
+                "jae 5f\n",
+                "cmp byte ptr [r10], 0xc3\n",
+                "je 8f\n",
+                "inc r10\n",
+                "jmp 6b\n",
+                "5:\n",
+                crate::site::jump_to_real!(),
+                "8:\n",
+                "mov rcx, r10\n",
+                "9:\n",
+            ),
+            "call {imp}",
+            "jmp {imp}"
+        ),
         imp = sym dlsym_impl,
         slot = sym REAL_DLSYM,
         find = sym find_real_dlsym,
@@ -155,18 +184,50 @@ extern "C" fn find_real_dlsym() -> usize {
     unsafe { libc::abort() }
 }
 
-/// `dlsym` in a given library (`handle`), ordered like `dlopen`; the
+type Dlsym = unsafe extern "C" fn(*mut c_void, *const c_char) -> *mut c_void;
+
+/// Calls `real(handle, name)` (dlsym) so that its return address is
+/// `ret_byte`, a `ret` instruction in the caller's object: dlsym answers
+/// for that object, returns there, and that `ret` comes back here.
+#[unsafe(naked)]
+unsafe extern "C" fn call_returning_through(
+    handle: *mut c_void,
+    name: *const c_char,
+    real: Dlsym,
+    ret_byte: usize,
+) -> *mut c_void {
+    core::arch::naked_asm!(
+        "lea rax, [rip + 2f]",
+        "push rax",
+        "push rcx",
+        "jmp rdx",
+        "2:",
+        "ret",
+    )
+}
+
+/// `dlsym`, ordered like `dlopen`: in the caller's object through
+/// `ret_byte` for `RTLD_DEFAULT` and `RTLD_NEXT`, else (0) as it is. The
 /// runtime's own calls go straight through.
-extern "C" fn dlsym_impl(handle: *mut c_void, name: *const c_char, site: u64) -> *mut c_void {
+extern "C" fn dlsym_impl(
+    handle: *mut c_void,
+    name: *const c_char,
+    site: u64,
+    ret_byte: usize,
+) -> *mut c_void {
     // SAFETY: the C library's dlsym, whose signature this is.
-    let real: unsafe extern "C" fn(*mut c_void, *const c_char) -> *mut c_void =
-        unsafe { core::mem::transmute(find_real_dlsym()) };
+    let real: Dlsym = unsafe { core::mem::transmute(find_real_dlsym()) };
+    let call = || match ret_byte {
+        // SAFETY: forwarding the program's arguments.
+        0 => unsafe { real(handle, name) },
+        // SAFETY: as above; `ret_byte` is a 0xc3 byte the entry found in
+        // the executable page of the call's site.
+        _ => unsafe { call_returning_through(handle, name, real, ret_byte) },
+    };
     if crate::own_code::contains(site) {
-        // SAFETY: forwarding.
-        return unsafe { real(handle, name) };
+        return call();
     }
-    // SAFETY: forwarding the program's arguments.
-    ordered(site, || unsafe { real(handle, name) })
+    ordered(site, call)
 }
 ordered_call!(tzset, tzset_impl, "rdi", () -> ());
 ordered_call!(localtime, localtime_impl, "rsi", (t: *const libc::time_t) -> *mut libc::tm);
