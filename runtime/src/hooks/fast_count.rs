@@ -17,7 +17,10 @@
 //! What it must match, instruction for instruction in effect:
 //! `events::at_access` (mode, thread slot, `is_tracked`) followed by
 //! `count_access`'s fast branch (`index < access_stop`: hash folded with
-//! [`rr_lite_trace::fold_access_hash`], index advanced). Every end-to-end
+//! [`rr_lite_trace::fold_access_hash`], index advanced). It does not read
+//! the mode: `access_stop` is 0 except where replay set it (see
+//! `ReplayThread::access_stop`), so a recording thread's `index <
+//! access_stop` fails and takes the slow path. Every end-to-end
 //! replay test checks the result: a different hash or count is a divergence
 //! at the thread's end. The inert runtime (an instrumented program run by
 //! hand) returns at once here too, as `at_access` does first. It uses
@@ -33,7 +36,7 @@ pub(crate) const INDEX: usize = thread::REPLAY + replay::INDEX;
 pub(crate) const ACCESS_STOP: usize = thread::REPLAY + replay::ACCESS_STOP;
 pub(crate) const HASH: usize = thread::REPLAY + replay::HASH;
 const _: () = assert!(crate::events::LEFT_IN_RAX == 0);
-// The inert runtime's test is `test eax, eax`.
+// The inert runtime's test compares the mode with 0.
 const _: () = assert!(crate::mode::Mode::Inert as u8 == 0);
 
 /// Exports `$name`, an access hook of event kind `$kind` whose replay fast
@@ -48,13 +51,10 @@ macro_rules! counting_entry {
             core::arch::naked_asm!(
                 crate::own_stack::switch_and_call!(
                     concat!(
-                        "movzx eax, byte ptr [rip + {mode}]\n",
-                        "cmp eax, {replay}\n",
-                        "jne 4f\n",
                         "mov r11, qword ptr [rip + rr_lite_thread_slot@GOTTPOFF]\n",
                         "mov r10, qword ptr fs:[r11]\n",
                         "test r10, r10\n",
-                        "jz 3f\n",
+                        "jz 4f\n",
                         "cmp dword ptr [r10 + {untracked}], 0\n",
                         "jne 3f\n",
                         "mov rax, qword ptr [r10 + {index}]\n",
@@ -73,10 +73,11 @@ macro_rules! counting_entry {
                         "5:\n",
                         "xor eax, eax\n",
                         "ret\n",
-                        // The inert runtime (a program run by hand): nothing.
+                        // No registered thread: in the inert runtime (a
+                        // program run by hand), nothing to do.
                         "4:\n",
-                        "test eax, eax\n",
-                        "jz 5b\n",
+                        "cmp byte ptr [rip + {mode}], 0\n",
+                        "je 5b\n",
                         "3:\n",
                         $site,
                     ),
@@ -85,7 +86,6 @@ macro_rules! counting_entry {
                 ),
                 imp = sym $imp,
                 mode = sym crate::mode::MODE,
-                replay = const crate::mode::Mode::Replay as u8,
                 untracked = const crate::thread::offsets::UNTRACKED,
                 index = const crate::hooks::fast_count::INDEX,
                 stop = const crate::hooks::fast_count::ACCESS_STOP,

@@ -73,6 +73,9 @@ pub(crate) struct ReplayThread {
     /// `next_point`, or 0 while `pending_done`: the one compare of a plain
     /// access's fast path (`count_access`), which publishes first when it
     /// fails. Set with `next_point` and `pending_done`, never on its own.
+    /// 0 until the thread's replay starts ([`start_thread`]), and always
+    /// while recording: the access hooks' fast path (assembly,
+    /// `crate::hooks::fast_count`) relies on it instead of reading the mode.
     access_stop: Cell<u64>,
     /// Sequential replay: the turn of the run this thread is in, passed on
     /// when the run ends (the thread's next run, a blocking call, its end).
@@ -111,7 +114,7 @@ impl ReplayThread {
             next_point: Cell::new(u64::MAX),
             waited: Cell::new(false),
             pending_done: Cell::new(false),
-            access_stop: Cell::new(u64::MAX),
+            access_stop: Cell::new(0),
             held_turn: Cell::new(None),
             hash: Cell::new(0),
             next_result: Cell::new(0),
@@ -213,6 +216,12 @@ pub(crate) fn start_thread(r: &ReplayThread, id: u32, plan: Plan) {
         .store(crate::handover::kernel_tid(id), Ordering::Release);
     me.status
         .store(ThreadStatus::Running as u32, Ordering::Release);
+}
+
+/// The child of a fork runs inert: its copy of the forking thread's state
+/// must not send its accesses down the counting fast path.
+pub(crate) fn stop_counting(r: &ReplayThread) {
+    r.access_stop.set(0);
 }
 
 /// Publishes what the last events completed, if a point asked for it.
@@ -681,7 +690,9 @@ fn stop_for_debugger(r: &ReplayThread, index: u64) {
 #[inline(always)]
 pub(crate) fn count_access(r: &ReplayThread, kind: EventKind, addr: u64, site: u64) {
     let index = r.index.get();
-    debug_assert!(r.pending_done.get() || r.access_stop.get() == r.next_point.get());
+    debug_assert!(
+        r.pending_done.get() || r.access_stop.get() == r.next_point.get() || r.id.get() == u32::MAX
+    );
     debug_assert!(index <= r.next_point.get(), "counted past a point");
     if index < r.access_stop.get() {
         r.hash.set(fold_access_hash(r.hash.get(), kind, addr));
