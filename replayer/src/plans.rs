@@ -361,9 +361,11 @@ fn build_verify_thread(
             p.waits = k.waits().collect();
             p.flags |= k.flags & flags::NOTIFY;
         }
+        // (The path only on an error: built eagerly, it was a `format!`
+        // and an allocation for every event.)
         writer
             .push(&p)
-            .map_err(ReplayError::io("write", dir.join(plan_name(t))))?;
+            .map_err(|e| ReplayError::io("write", dir.join(plan_name(t)))(e))?;
     }
     finish_writer(dir, t, writer, count, hash)
 }
@@ -500,7 +502,7 @@ fn write_kept(dir: &Path, threads: Vec<KeptThread>) -> Result<(), ReplayError> {
         for p in &thread.points {
             writer
                 .push(p)
-                .map_err(ReplayError::io("write", dir.join(plan_name(t))))?;
+                .map_err(|e| ReplayError::io("write", dir.join(plan_name(t)))(e))?;
         }
         finish_writer(dir, t, writer, thread.count, thread.hash)?;
     }

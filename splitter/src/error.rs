@@ -105,12 +105,14 @@ impl SplitError {
     /// "create", "rename"...) and the file it concerns.
     pub fn io(
         action: &'static str,
-        path: impl Into<PathBuf>,
+        path: impl AsRef<std::path::Path>,
     ) -> impl FnOnce(std::io::Error) -> SplitError {
-        let path = path.into();
+        // The path is copied only on an error: `map_err(io(..))` is built
+        // before the call, on every call (a plan's per-point writes made a
+        // path each, 5 % of a split).
         move |source| SplitError::Io {
             action,
-            path,
+            path: path.as_ref().to_path_buf(),
             source,
         }
     }
