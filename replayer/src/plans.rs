@@ -340,7 +340,9 @@ fn build_verify_thread(
         what: what.to_string(),
     })?;
     let mut cursor = PlanCursor::new(&bytes, header.points);
-    let mut kept_points = std::iter::from_fn(|| cursor.next_point()).peekable();
+    // The next kept point, compared by index at every event (a `Peekable`
+    // moved the point, some 150 bytes, out and back at each).
+    let mut next_kept = cursor.next_point();
     let results = decode_results(&bytes).map_err(|what| ReplayError::SplitMismatch {
         path: source.clone(),
         what: what.to_string(),
@@ -357,9 +359,10 @@ fn build_verify_thread(
             addr: e.addr,
             payload: e.payload,
         });
-        if let Some(k) = kept_points.next_if(|k| k.index == e.index) {
+        if let Some(k) = next_kept.as_ref().filter(|k| k.index == e.index) {
             p.waits = k.waits().collect();
             p.flags |= k.flags & flags::NOTIFY;
+            next_kept = cursor.next_point();
         }
         // (The path only on an error: built eagerly, it was a `format!`
         // and an allocation for every event.)
