@@ -348,6 +348,7 @@ fn build_verify_thread(
         what: what.to_string(),
     })?;
     let mut writer = create_writer(dir, t, PlanMode::Parallel, &results)?;
+    let path = dir.join(plan_name(t));
     let (mut count, mut hash) = (0, ACCESS_HASH_SEED);
     for e in trace.thread_events(t)? {
         let e = e?;
@@ -364,11 +365,8 @@ fn build_verify_thread(
             p.flags |= k.flags & flags::NOTIFY;
             next_kept = cursor.next_point();
         }
-        // (The path only on an error: built eagerly, it was a `format!`
-        // and an allocation for every event.)
-        writer
-            .push(&p)
-            .map_err(|e| ReplayError::io("write", dir.join(plan_name(t)))(e))?;
+        // (The path built once: `io` copies it only on an error.)
+        writer.push(&p).map_err(ReplayError::io("write", &path))?;
     }
     finish_writer(dir, t, writer, count, hash)
 }
@@ -502,10 +500,9 @@ fn union_len(sync: &[PlannedPoint], recorded: &[RecordedPoint]) -> usize {
 fn write_kept(dir: &Path, threads: Vec<KeptThread>) -> Result<(), ReplayError> {
     for (t, thread) in (0u32..).zip(threads) {
         let mut writer = create_writer(dir, t, PlanMode::Sequential, &thread.results)?;
+        let path = dir.join(plan_name(t));
         for p in &thread.points {
-            writer
-                .push(p)
-                .map_err(|e| ReplayError::io("write", dir.join(plan_name(t)))(e))?;
+            writer.push(p).map_err(ReplayError::io("write", &path))?;
         }
         finish_writer(dir, t, writer, thread.count, thread.hash)?;
     }

@@ -14,14 +14,10 @@ pub extern "C" fn rr_lite_debug_position() -> u64 {
     if crate::mode::current() != Mode::Replay {
         return u64::MAX;
     }
-    let state = crate::fast_tls::current();
-    if state.is_null() {
+    // (gdb runs the call in the thread whose state this is.)
+    let Some(t) = crate::fast_tls::registered() else {
         return u64::MAX;
-    }
-    // SAFETY: the slot holds this thread's own ThreadState (set at its
-    // registration), alive as long as the thread; only reads of its cells
-    // follow, on the owning thread (gdb runs the call in it).
-    let t = unsafe { &*state };
+    };
     // Registered and not ended; perhaps inside a wrapped call (a join):
     // its counter is still right there.
     if !t.is_live() {

@@ -76,6 +76,15 @@ pub(crate) fn current() -> *const ThreadState {
     tls_word!(read "rr_lite_thread_slot") as *const ThreadState
 }
 
+/// The calling thread's registered state, if it has one.
+#[inline(always)]
+pub(crate) fn registered() -> Option<&'static ThreadState> {
+    // SAFETY: the slot holds null or this thread's own ThreadState (set at
+    // registration), which lives as long as the thread and is only used by
+    // it.
+    unsafe { current().as_ref() }
+}
+
 /// Stores the calling thread's state (at registration).
 pub(crate) fn set_current(state: *const ThreadState) {
     tls_word!(write "rr_lite_thread_slot", state as usize);

@@ -221,10 +221,8 @@ fn open_replay_session(trace: &[u8], envp: *const *const c_char) -> bool {
 /// before the program's), with only the forking thread alive.
 extern "C" fn after_fork_in_child() {
     mode::set(Mode::Inert);
-    let state = crate::fast_tls::current();
-    if !state.is_null() {
-        // SAFETY: the slot holds this thread's own state (see `fast_tls`).
-        crate::replay::stop_counting(&unsafe { &*state }.replay);
+    if let Some(t) = crate::fast_tls::registered() {
+        crate::replay::stop_counting(&t.replay);
     }
     // The counter trap is inherited, and kept across exec: the child, and
     // whatever it execs, run normally.

@@ -47,15 +47,10 @@ pub(crate) fn with_tracked<R>(f: impl FnOnce(&ThreadState, Mode) -> R) -> Option
     if mode == Mode::Inert {
         return None;
     }
-    let state = crate::fast_tls::current();
-    if state.is_null() {
+    let Some(t) = crate::fast_tls::registered() else {
         let _ = untracked_thread(mode);
         return None;
-    }
-    // SAFETY: the slot holds this thread's own ThreadState (set at
-    // registration), which lives as long as the thread and is only used by
-    // it.
-    let t = unsafe { &*state };
+    };
     t.is_tracked().then(|| f(t, mode))
 }
 
@@ -65,9 +60,7 @@ pub(crate) fn in_ended_thread() -> bool {
     if mode::current() == Mode::Inert {
         return false;
     }
-    let state = crate::fast_tls::current();
-    // SAFETY: as in `with_tracked`.
-    !state.is_null() && unsafe { &*state }.has_ended()
+    crate::fast_tls::registered().is_some_and(|t| t.has_ended())
 }
 
 /// A hook or wrapper ran on a thread the runtime never registered (started
@@ -312,12 +305,9 @@ fn at_access(
     if mode == Mode::Inert {
         return LEFT_IN_RAX;
     }
-    let state = crate::fast_tls::current();
-    if state.is_null() {
+    let Some(t) = crate::fast_tls::registered() else {
         return untracked_thread(mode);
-    }
-    // SAFETY: as in `with_tracked`.
-    let t = unsafe { &*state };
+    };
     if !t.is_tracked() {
         return LEFT_IN_RAX;
     }
