@@ -5,7 +5,7 @@
 
 use rr_lite_trace::codec::{
     DeltaState, Entry, FORMAT_VERSION, HEADER_LEN, LAST_CHUNK_OFFSET, MAX_ENTRY_LEN, PAD_TAG,
-    ThreadLogHeader, encode_access, encode_entry,
+    ThreadLogHeader, encode_access, encode_entry, encode_predicted_access,
 };
 
 use crate::alloc::map_private;
@@ -229,6 +229,32 @@ impl LogWriter {
         };
         let n = encode_access(room, delta, tag, clock, addr, site, may_step);
         self.wrote(n);
+        true
+    }
+
+    /// [`Self::append_access`] of an access whose entry is one byte
+    /// (`encode_predicted_access`); false, nothing written, for any other,
+    /// or if the chunk is full (the general path then grows the log).
+    #[inline(always)]
+    pub(crate) fn append_predicted_access(
+        &mut self,
+        tag: u8,
+        clock: u64,
+        addr: u64,
+        site: u64,
+    ) -> bool {
+        if self.pos + MAX_ENTRY_LEN > CHUNK_LEN {
+            return false;
+        }
+        // SAFETY: as in `room`: `pos + MAX_ENTRY_LEN <= CHUNK_LEN` (checked
+        // above) inside the live chunk mapping this writer owns.
+        let byte = unsafe { &mut *self.chunk.add(self.pos) };
+        // SAFETY: as in `room`: this writer's own live delta state.
+        let delta = unsafe { &mut *self.delta };
+        if !encode_predicted_access(byte, delta, tag, clock, addr, site) {
+            return false;
+        }
+        self.wrote(1);
         true
     }
 
