@@ -224,6 +224,10 @@ impl LogWriter {
         site: u64,
         may_step: bool,
     ) -> bool {
+        // Nearly every access of a loop is one byte: that path first.
+        if self.append_predicted_access(tag, clock, addr, site) {
+            return true;
+        }
         let Some((room, delta)) = self.room() else {
             return false;
         };
@@ -234,15 +238,9 @@ impl LogWriter {
 
     /// [`Self::append_access`] of an access whose entry is one byte
     /// (`encode_predicted_access`); false, nothing written, for any other,
-    /// or if the chunk is full (the general path then grows the log).
+    /// or if the chunk is full (the general encoder then grows the log).
     #[inline(always)]
-    pub(crate) fn append_predicted_access(
-        &mut self,
-        tag: u8,
-        clock: u64,
-        addr: u64,
-        site: u64,
-    ) -> bool {
+    fn append_predicted_access(&mut self, tag: u8, clock: u64, addr: u64, site: u64) -> bool {
         if self.pos + MAX_ENTRY_LEN > CHUNK_LEN {
             return false;
         }

@@ -425,18 +425,6 @@ impl RecordThread {
         }
     }
 
-    /// [`Self::log_private_step`] on a hook where the recent stripes are
-    /// due a look: gives back those due, as [`Self::hold_access_fast`]
-    /// does there, and tells whether a read now counts as polling the held
-    /// stripe (the general path then gives the processor away). Giving
-    /// back twice at one hook finds nothing the second time.
-    #[cold]
-    #[inline(never)]
-    fn scan_recent_polls(&self, now: u32, writes: bool) -> bool {
-        self.release_expired_recent(now);
-        !writes && self.polls_held(now)
-    }
-
     /// Whether a read without a lock at hook `now` may leave the last
     /// access's stripe held as it is, instead of retiring it: it is one
     /// private stripe that `retire_held` would only move among the recent
@@ -594,67 +582,6 @@ impl RecordThread {
         }
         self.kept.set_hooks(now);
         StripeSet::claim(stripe, me, writes);
-        if writes {
-            self.held_share.set(false);
-            self.held_from.set(now);
-        }
-        self.held_since.set(now.wrapping_sub(quantum));
-        true
-    }
-
-    /// The most common access of all, logged on the shortest path: a
-    /// plain access to the private stripe the thread's last access locked
-    /// (the next element of the array it walks), outside calls, without
-    /// chaos or the serial schedule, no stripe kept for the quantum, no
-    /// lock-free read in flight, an entry of one byte. Does what
-    /// [`Self::hold_access_fast`] and [`Self::append_on_stripe`] do then
-    /// (re-claims the stripe, logs a private step) and returns true;
-    /// changes nothing and returns false otherwise, for the general path.
-    /// Its every test is one of the general path's, so both log the same.
-    #[inline(always)]
-    pub(crate) fn log_private_step(
-        &self,
-        kind: EventKind,
-        addr: u64,
-        size: u64,
-        site: u64,
-    ) -> bool {
-        let quantum = self.fast_quantum.get();
-        let Some(stripe) =
-            StripeSet::single_data_stripe(addr, size).map(crate::stripes::plain_stripe)
-        else {
-            return false;
-        };
-        let now = self.kept.hooks().wrapping_add(1);
-        let writes = kind.access() != rr_lite_trace::Access::Read;
-        // `held_since` is `now - quantum` after a private step, so the
-        // quantum of the stripe held is over: it was not kept for it.
-        if quantum == 0
-            || self.held_one.get() != stripe
-            || now.wrapping_sub(self.held_since.get()) < quantum
-            || self.reading.get() != 0
-            || !self.kept.is_empty()
-            || self.serial.get()
-            || StripeSet::is_shared(stripe)
-            || !StripeSet::reusable(stripe, self.id.get())
-            || (crate::quantum::recent_scan_at(now) && self.scan_recent_polls(now, writes))
-        {
-            return false;
-        }
-        debug_assert_eq!(Some(quantum), self.quantum());
-        let Some(tag) = rr_lite_trace::codec::compact_tag(kind, size) else {
-            return false;
-        };
-        // `append_on_stripe`'s clock, logged first: an entry of more than
-        // a byte takes the general path, with nothing changed yet.
-        let clock = self.clock.get().max(StripeSet::stripe_clock(stripe)) + PRIVATE_CLOCK_STEP;
-        if !(self.borrow_log().writer()).append_predicted_access(tag, clock, addr, site) {
-            return false;
-        }
-        StripeSet::store_stripe_clock(stripe, clock);
-        self.take_clock(clock);
-        self.kept.set_hooks(now);
-        StripeSet::claim(stripe, self.id.get(), writes);
         if writes {
             self.held_share.set(false);
             self.held_from.set(now);

@@ -749,7 +749,7 @@ impl StripeSet {
     /// now waits one more hook of `me`, as if it had come just after `me`
     /// re-took it; a thread spinning on a flag still hands its stripe to
     /// the writer at the hook after the writer waits).
-    #[inline(always)]
+    #[inline]
     pub(crate) fn reusable(i: u32, me: u32) -> bool {
         let stripe = &TABLE[i as usize];
         stripe.word(Ordering::Relaxed) == LockWord::new(0, me + 1)

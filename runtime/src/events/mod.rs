@@ -336,28 +336,8 @@ fn record_sized_access<const KIND: u8, const SIZE: u64>(
     addr: u64,
     site: u64,
 ) -> u64 {
-    t.enter();
-    if !t.record.log_private_step(kind_of(KIND), addr, SIZE, site) {
-        record_sized_access_generally::<KIND, SIZE>(t, addr, site);
-        return LEFT_IN_RAX;
-    }
-    t.leave();
+    record_access_here(t, kind_of(KIND), addr, SIZE, site);
     LEFT_IN_RAX
-}
-
-/// [`record_sized_access`] off the private step's path (the thread
-/// entered): the general fast path and the rest. Out of line, so that
-/// the private step's path keeps its values in registers (with both in
-/// one function, every access saved six registers and set up a frame of
-/// 136 bytes first).
-#[inline(never)]
-fn record_sized_access_generally<const KIND: u8, const SIZE: u64>(
-    t: &ThreadState,
-    addr: u64,
-    site: u64,
-) {
-    log_plain_access(t, kind_of(KIND), addr, SIZE, site);
-    t.leave();
 }
 
 /// The record half of [`log_before_access`], out of line: the replay half,
