@@ -452,7 +452,7 @@ pub fn encode_predicted_access(
     state.clock = clock;
     state.addr = addr;
     state.site = site;
-    *byte = tag | COMPACT_CLOCK_NEXT | COMPACT_SITE_PREDICTED | COMPACT_ADDR_PREDICTED;
+    *byte = tag | ONE_BYTE_FLAGS;
     true
 }
 
@@ -486,7 +486,7 @@ fn compact_of_stepped(tag: u8) -> u8 {
 
 /// A compact tag's size code (log2 of the size; 0-4 are sizes).
 #[inline(always)]
-fn compact_size_code(tag: u8) -> u8 {
+const fn compact_size_code(tag: u8) -> u8 {
     ((tag >> COMPACT_SIZE_SHIFT) & 3) | ((tag & COMPACT_SIZE_HIGH) << 2)
 }
 
@@ -532,6 +532,13 @@ pub fn decode_entry(buf: &[u8], state: &mut DeltaState) -> Result<Decoded, Decod
         PAD_TAG => return Ok(Decoded::Pad),
         _ => {}
     }
+    let one_byte_size = ONE_BYTE_SIZES[usize::from(tag)];
+    if one_byte_size != 0
+        && state.layout == EntryLayout::Predicted
+        && let Some(entry) = decode_one_byte(tag, u64::from(one_byte_size), state)
+    {
+        return Ok(Decoded::Entry(entry, 1));
+    }
     let (entry, len, at) = match state.layout {
         EntryLayout::Predicted if tag & COMPACT != 0 => decode_compact(buf, tag, None, state)?,
         EntryLayout::Predicted if tag & STEPPED != 0 && state.stepped => decode_compact(
@@ -545,6 +552,55 @@ pub fn decode_entry(buf: &[u8], state: &mut DeltaState) -> Result<Decoded, Decod
     };
     state.advance(entry.clock, entry.addr, at, entry.site);
     Ok(Decoded::Entry(entry, len))
+}
+
+/// The flags of a compact access of one byte: clock step 1, site and
+/// address predicted (what [`encode_predicted_access`] writes).
+const ONE_BYTE_FLAGS: u8 =
+    COMPACT | COMPACT_CLOCK_NEXT | COMPACT_SITE_PREDICTED | COMPACT_ADDR_PREDICTED;
+
+/// The size of the access of a one-byte entry with each tag, 0 for the
+/// other tags (not one byte, or a bad size code): one load where the
+/// flags and the size code were tested one by one.
+const ONE_BYTE_SIZES: [u8; 256] = {
+    let mut sizes = [0u8; 256];
+    let mut tag = 0;
+    while tag < 256 {
+        let t = tag as u8;
+        if t & ONE_BYTE_FLAGS == ONE_BYTE_FLAGS && compact_size_code(t) <= 4 {
+            sizes[tag] = 1 << compact_size_code(t);
+        }
+        tag += 1;
+    }
+    sizes
+};
+
+/// [`decode_compact`] and the state's advance, fused, for a one-byte
+/// access of `size` bytes whose predicted site has its slot (nearly
+/// every entry of a loop): the prediction is read and learned in one pass
+/// (`Predictor::take_hit`). `None`, the state unchanged, for anything
+/// else (a clock at its end, a site without a slot): the general decoder
+/// then decides.
+#[inline(always)]
+fn decode_one_byte(tag: u8, size: u64, state: &mut DeltaState) -> Option<Entry> {
+    let clock = state.clock.checked_add(1)?;
+    let (site, addr) = state.predictor.take_hit(state.addr)?;
+    state.clock = clock;
+    state.addr = addr;
+    state.site = site;
+    let kind = if tag & COMPACT_WRITE != 0 {
+        EventKind::Write
+    } else {
+        EventKind::Read
+    };
+    Some(Entry {
+        clock,
+        kind,
+        addr,
+        size,
+        site,
+        payload: 0,
+    })
 }
 
 /// The payload of kinds that have one (0 for the others).

@@ -131,6 +131,43 @@ impl Predictor {
         self.last = at.0;
         self.slots[usize::from(at.0)].learn(site, addr, prev_addr);
     }
+    /// The decoder's side of [`Self::learn_hit`]: an entry that stores
+    /// neither site nor address (both predicted), when the predicted
+    /// site's own slot predicts its address: learns it and returns its
+    /// site and address, what [`Self::next_site`], [`Self::addr`] and
+    /// [`Self::learn`] give and do. `None`, changing nothing, when the
+    /// site has no slot (the general decoder then reads it).
+    #[inline(always)]
+    pub fn take_hit(&mut self, prev_addr: u64) -> Option<(u64, u64)> {
+        let site = self.next_site();
+        let at = SiteSlot::of(site);
+        let slot = &mut self.slots[usize::from(at.0)];
+        if slot.site != site {
+            return None;
+        }
+        let by_stride = slot.last_addr.wrapping_add(slot.stride);
+        let addr = if slot.by_offset {
+            prev_addr.wrapping_add(slot.offset)
+        } else {
+            by_stride
+        };
+        #[cfg(debug_assertions)]
+        let learned = {
+            let mut copy = *slot;
+            copy.learn(site, addr, prev_addr);
+            copy
+        };
+        // As in `learn_hit`.
+        slot.by_offset = by_stride != addr;
+        slot.stride = addr.wrapping_sub(slot.last_addr);
+        slot.last_addr = addr;
+        slot.offset = addr.wrapping_sub(prev_addr);
+        #[cfg(debug_assertions)]
+        debug_assert_eq!(*slot, learned, "take_hit learned otherwise than learn");
+        self.last = at.0;
+        Some((site, addr))
+    }
+
     /// [`Self::learn`] of an entry the table predicted from the site's own
     /// slot (the site followed the entry last learned, and the slot of
     /// `site` predicted `addr`); returns false, changing nothing, for any
@@ -336,6 +373,29 @@ mod tests {
                 r.learn(prev_site, prev_addr, site, a);
                 prop_assert_eq!(&p.slots[..], &r.slots[..]);
                 (prev_site, prev_addr) = (site, a);
+            }
+        }
+
+        /// The decoder's one-byte path gives and learns what the general
+        /// one does wherever the predicted site has its slot.
+        #[test]
+        fn take_hit_decodes_as_learn_does(entries in any_entries()) {
+            let mut p = Predictor::new();
+            let mut prev_addr = 0u64;
+            for (site, step) in entries {
+                let a = if step < 64 { prev_addr.wrapping_add(step * 8) } else { step };
+                let next = p.next_site();
+                let has_slot = p.slots[usize::from(SiteSlot::of(next).0)].site == next;
+                let mut general = p.clone();
+                let predicted = addr(&general, next, prev_addr);
+                learn(&mut general, prev_addr, next, predicted);
+                let mut by_hit = p.clone();
+                let hit = by_hit.take_hit(prev_addr);
+                prop_assert_eq!(hit, has_slot.then_some((next, predicted)));
+                prop_assert_eq!(&by_hit, if has_slot { &general } else { &p });
+                // Then the entry the strategy made, to move the table on.
+                learn(&mut p, prev_addr, site, a);
+                prev_addr = a;
             }
         }
 
