@@ -36,9 +36,9 @@ const COMPLETE_FILE: &str = "complete";
 /// How plans are built from a split: bumped when a change makes the plans
 /// already in traces wrong (2: sequential plans move blocking calls' waits
 /// to the events nested in them; 3: the split keeps the pairs of events a
-/// call nests events before, which replay waits for before the call), so
-/// they are built again.
-const BUILDER_VERSION: &str = "3\n";
+/// call nests events before, which replay waits for before the call; 4:
+/// the access hash of plan version 6), so they are built again.
+const BUILDER_VERSION: &str = "4\n";
 
 /// Returns the directory of up-to-date plans of `variant`, building them
 /// (and the split, if the trace has not been split yet) when needed: the
@@ -353,7 +353,7 @@ fn build_verify_thread(
     for e in trace.thread_events(t)? {
         let e = e?;
         count += 1;
-        hash = fold_access_hash(hash, e.kind, e.addr);
+        hash = fold_access_hash(hash, e.index, e.kind, e.addr);
         let mut p = point_for(&RecordedPoint {
             index: e.index,
             kind: e.kind,

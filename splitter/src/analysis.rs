@@ -290,7 +290,7 @@ impl Analyzer {
             order.step_run_start = (e.index, e.clock);
         }
         order.last_clock = e.clock;
-        order.hash = fold_access_hash(order.hash, e.kind, e.addr);
+        order.hash = fold_access_hash(order.hash, e.index, e.kind, e.addr);
         if !plain {
             order.ended_process = matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal);
             if e.kind == EventKind::ThreadExit {

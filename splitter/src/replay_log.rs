@@ -17,8 +17,10 @@ use crate::syncpoints::{Notify, SyncPoint, ThreadLog};
 
 /// First eight bytes of every replay log.
 pub const REPLAY_LOG_MAGIC: [u8; 8] = *b"RRLITE\0S";
-/// Version of the replay log format; readers reject larger ones.
-pub const REPLAY_LOG_VERSION: u16 = 1;
+/// Version of the replay log format; readers reject larger ones, and
+/// version 1, whose access hash is the old one (`fold_access_hash` before
+/// each event's index was in it).
+pub const REPLAY_LOG_VERSION: u16 = 2;
 /// Size of the fixed header.
 pub const REPLAY_LOG_HEADER_LEN: usize = 48;
 /// Size of the checksum trailer.
@@ -211,6 +213,15 @@ impl Decoder<'_> {
         }
         if version == 0 {
             return Err(self.corrupt(8, "version 0"));
+        }
+        if version < REPLAY_LOG_VERSION {
+            return Err(self.corrupt(
+                8,
+                format!(
+                    "version {version}, whose access hash this rr-lite no longer computes: \
+                     run `rr-lite split` again"
+                ),
+            ));
         }
         Ok(())
     }
@@ -530,10 +541,10 @@ mod tests {
         let hex: String = log.encode().iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(
             hex,
-            "52524c4954450053010030000100000003000000080000000000000000020000\
+            "52524c4954450053020030000100000003000000080000000000000000020000\
              efbeadde000000000300000000000000001780c002e8c88080a0d52a010007ab\
              0282dfbf02e70800d3fdffffff1f4621ffbf8080a0d52a020280808080802000\
-             0854af43e1a90ac7fd"
+             0859de5332c7ca493c"
         );
         assert_eq!(
             ThreadLog::decode(&log.encode(), Path::new("x")).unwrap(),
@@ -561,11 +572,19 @@ mod tests {
     #[test]
     fn newer_version_and_foreign_files_are_rejected() {
         let mut bytes = sample().encode();
-        bytes[8] = 2;
+        bytes[8] = 3;
         assert!(matches!(
             ThreadLog::decode(&bytes, Path::new("x")).unwrap_err(),
-            SplitError::Trace(TraceError::NewerVersion { found: 2, .. })
+            SplitError::Trace(TraceError::NewerVersion { found: 3, .. })
         ));
+        bytes[8] = 1;
+        let old = ThreadLog::decode(&bytes, Path::new("x"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            old.contains("version 1") && old.contains("split` again"),
+            "{old}"
+        );
         assert!(matches!(
             ThreadLog::decode(b"\x7fELF\x02\x01\x01\0\0\0\0", Path::new("x")).unwrap_err(),
             SplitError::Trace(TraceError::BadMagic { .. })

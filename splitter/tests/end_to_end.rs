@@ -67,9 +67,10 @@ fn raw_group_then_war_places_broadcast_and_waits() {
         assert_eq!(p[0].waits, vec![ev(0, 0)]);
     }
     // Access count and hash cover every event of the thread.
-    let expected = [(Write, X), (Write, X)]
-        .iter()
-        .fold(ACCESS_HASH_SEED, |h, &(k, a)| fold_access_hash(h, k, a));
+    let expected = ([(Write, X), (Write, X)].iter().zip(0..))
+        .fold(ACCESS_HASH_SEED, |h, (&(k, a), i)| {
+            fold_access_hash(h, i, k, a)
+        });
     assert_eq!((logs[0].accesses, logs[0].access_hash), (2, expected));
 }
 

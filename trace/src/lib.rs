@@ -26,8 +26,9 @@ pub mod workers;
 pub use dir::{GlobalOrder, OrderedEvent, TraceDir, resolve_trace};
 pub use error::{Result, TraceError};
 pub use event::{
-    ACCESS_HASH_PRIME, ACCESS_HASH_SEED, Access, EventKind, HEAP_BLOCK_HEADER, PRIVATE_CLOCK_STEP,
-    RecordedEvent, SYNCED_CLOCK_STEP, fold_access_hash, heap_block_range, is_private_step, pseudo,
+    ACCESS_HASH_MULTIPLIER, ACCESS_HASH_SEED, Access, EventKind, HEAP_BLOCK_HEADER,
+    PRIVATE_CLOCK_STEP, RecordedEvent, SYNCED_CLOCK_STEP, access_term, fold_access_hash,
+    heap_block_range, is_private_step, pseudo,
 };
 pub use header::{ChaosSchedule, ProgramEnding, TraceHeader};
 pub use reader::ThreadLogReader;

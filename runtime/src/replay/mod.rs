@@ -695,7 +695,8 @@ pub(crate) fn count_access(r: &ReplayThread, kind: EventKind, addr: u64, site: u
     );
     debug_assert!(index <= r.next_point.get(), "counted past a point");
     if index < r.access_stop.get() {
-        r.hash.set(fold_access_hash(r.hash.get(), kind, addr));
+        r.hash
+            .set(fold_access_hash(r.hash.get(), index, kind, addr));
         r.index.set(index + 1);
         return;
     }
@@ -724,7 +725,8 @@ pub(crate) fn count(
     // (publishing it now would tell waiters an event completed that is
     // still running); a held turn passes only where the run ends.
     let index = r.index.get();
-    r.hash.set(fold_access_hash(r.hash.get(), kind, addr));
+    r.hash
+        .set(fold_access_hash(r.hash.get(), index, kind, addr));
     // `next_point` is the next point's index or the recorded end, whichever
     // comes first: one compare on the fast path.
     if index != r.next_point.get() {

@@ -28,8 +28,10 @@ pub const PLAN_MAGIC: [u8; 8] = *b"RRLITE\0P";
 /// a thread from 2^24 - 1 on or of an index from 2^40 on (the same bytes
 /// below those), and the checksum is CRC-32 instead of FNV-1a. Version 5:
 /// the thread's recorded random numbers and values from outside as an
-/// array before the points ([`in_results`]), not one point each.
-pub const PLAN_VERSION: u16 = 5;
+/// array before the points ([`in_results`]), not one point each. Version
+/// 6: the access hash is an xor of per-event terms
+/// (`crate::fold_access_hash`).
+pub const PLAN_VERSION: u16 = 6;
 /// Largest plan file a tool reads back (checks, verify plans, `replay --debug`).
 pub const MAX_PLAN_BYTES: u64 = 1 << 36;
 pub const PLAN_HEADER_LEN: usize = 64;
