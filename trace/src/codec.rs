@@ -588,19 +588,26 @@ fn decode_one_byte(tag: u8, size: u64, state: &mut DeltaState) -> Option<Entry> 
     state.clock = clock;
     state.addr = addr;
     state.site = site;
+    Some(compact_entry(tag, clock, addr, size, site))
+}
+
+/// The entry of a compact access with tag `tag` (a read, or a write with
+/// [`COMPACT_WRITE`]) and its decoded fields.
+#[inline(always)]
+fn compact_entry(tag: u8, clock: u64, addr: u64, size: u64, site: u64) -> Entry {
     let kind = if tag & COMPACT_WRITE != 0 {
         EventKind::Write
     } else {
         EventKind::Read
     };
-    Some(Entry {
+    Entry {
         clock,
         kind,
         addr,
         size,
         site,
         payload: 0,
-    })
+    }
 }
 
 /// The payload of kinds that have one (0 for the others).
@@ -662,20 +669,7 @@ fn decode_compact(
     } else {
         predicted_addr.wrapping_add(unzigzag(get_varint(buf, &mut pos)?))
     };
-    let kind = if tag & COMPACT_WRITE != 0 {
-        EventKind::Write
-    } else {
-        EventKind::Read
-    };
-    let size = 1 << size_code;
-    let entry = Entry {
-        clock,
-        kind,
-        addr,
-        size,
-        site,
-        payload: 0,
-    };
+    let entry = compact_entry(tag, clock, addr, 1 << size_code, site);
     Ok((entry, pos, at))
 }
 

@@ -131,6 +131,7 @@ impl Predictor {
         self.last = at.0;
         self.slots[usize::from(at.0)].learn(site, addr, prev_addr);
     }
+
     /// The decoder's side of [`Self::learn_hit`]: an entry that stores
     /// neither site nor address (both predicted), when the predicted
     /// site's own slot predicts its address: learns it and returns its
@@ -151,19 +152,7 @@ impl Predictor {
         } else {
             by_stride
         };
-        #[cfg(debug_assertions)]
-        let learned = {
-            let mut copy = *slot;
-            copy.learn(site, addr, prev_addr);
-            copy
-        };
-        // As in `learn_hit`.
-        slot.by_offset = by_stride != addr;
-        slot.stride = addr.wrapping_sub(slot.last_addr);
-        slot.last_addr = addr;
-        slot.offset = addr.wrapping_sub(prev_addr);
-        #[cfg(debug_assertions)]
-        debug_assert_eq!(*slot, learned, "take_hit learned otherwise than learn");
+        slot.learn_hit(site, addr, prev_addr, by_stride == addr);
         self.last = at.0;
         Some((site, addr))
     }
@@ -185,28 +174,36 @@ impl Predictor {
         if slot.site != site || !(if slot.by_offset { by_offset } else { by_stride }) {
             return false;
         }
-        #[cfg(debug_assertions)]
-        let learned = {
-            let mut copy = *slot;
-            copy.learn(site, addr, prev_addr);
-            copy
-        };
-        // `Slot::learn` with the site's own slot: a hit by the stride keeps
-        // predicting by it; a hit by the offset alone means the offset was
-        // right where the stride missed.
-        slot.by_offset = !by_stride;
-        slot.stride = addr.wrapping_sub(slot.last_addr);
-        slot.last_addr = addr;
-        slot.offset = addr.wrapping_sub(prev_addr);
+        slot.learn_hit(site, addr, prev_addr, by_stride);
         // (`slots[last].next_site` is `site` already.)
-        #[cfg(debug_assertions)]
-        debug_assert_eq!(*slot, learned, "learn_hit learned otherwise than learn");
         self.last = at.0;
         true
     }
 }
 
 impl Slot {
+    /// [`Self::learn`] of `addr` at `site`, this slot's site, which the
+    /// slot predicted (`by_stride`: its stride was right): a hit by the
+    /// stride keeps predicting by it; a hit by the offset alone means the
+    /// offset was right where the stride missed.
+    #[inline(always)]
+    fn learn_hit(&mut self, site: u64, addr: u64, prev_addr: u64, by_stride: bool) {
+        #[cfg(debug_assertions)]
+        let learned = {
+            let mut copy = *self;
+            copy.learn(site, addr, prev_addr);
+            copy
+        };
+        self.by_offset = !by_stride;
+        self.stride = addr.wrapping_sub(self.last_addr);
+        self.last_addr = addr;
+        self.offset = addr.wrapping_sub(prev_addr);
+        #[cfg(debug_assertions)]
+        debug_assert_eq!(*self, learned, "a hit learned otherwise than learn");
+        #[cfg(not(debug_assertions))]
+        let _ = site;
+    }
+
     /// Learns from an entry at `site`, which maps to this slot, and `addr`
     /// after an entry at `prev_addr`: the site's own part of
     /// [`Predictor::learn`].
