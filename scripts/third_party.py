@@ -733,7 +733,11 @@ def main() -> int:
 
     meta = {
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
-        "rr_lite": str(rr), "rr_lite_version": version, "rr_lite_commit": git_commit(repo),
+        "rr_lite": str(rr), "rr_lite_version": version,
+        # The repository's commit names the binary only if it is the repository's own build
+        # (a copy given with --rr-lite may be of any commit); the digest always does.
+        "rr_lite_commit": git_commit(repo) if repo.resolve() in rr.resolve().parents else None,
+        "rr_lite_sha256": hashlib.sha256(rr.read_bytes()).hexdigest(),
         "checkout": str(root), "checkout_commit": git_commit(root),
         "options": {k: v for k, v in vars(opts).items() if k not in ("json", "tsv")},
         "seconds": round(elapsed, 1), "interrupted": interrupted, "summary": summary,
