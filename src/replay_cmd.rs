@@ -128,7 +128,7 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
     if let (OneCpu::Always, Some(why)) = (options.one_cpu, why_not_one_cpu(&trace)) {
         eprintln!("rr-lite: warning: --one-cpu always ignored: {why}");
     }
-    let replayed = replay(&trace, &options)?;
+    let replayed = replay(&trace, &options).map_err(explain_other_runtime)?;
     if let Some(why) = replayed.plans_built {
         note_plans_built(&trace, &why);
     }
@@ -152,6 +152,27 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
             print_deadlock(&report, &mut symbols);
             Ok(DEADLOCK_STATUS)
         }
+    }
+}
+
+/// A replay whose runtime did not attach, of a program that loads another
+/// rr-lite build's runtime: that is the likely cause (a runtime reads the
+/// plans and state file of its own build's version only), said in the
+/// error itself rather than only in the warning before the replay.
+fn explain_other_runtime(e: rr_lite_replayer::ReplayError) -> anyhow::Error {
+    let other = match &e {
+        rr_lite_replayer::ReplayError::NotAttached { program, .. } => {
+            rr_lite_recorder::other_builds_runtime(program)
+        }
+        _ => None,
+    };
+    match other {
+        Some(dir) => anyhow::anyhow!(
+            "{e}: it loads another rr-lite build's runtime ({dir}), which reads the replay \
+             plans of its own build only; replay with the rr-lite that built it, or rebuild it \
+             with this rr-lite's `cc` and record again"
+        ),
+        None => e.into(),
     }
 }
 

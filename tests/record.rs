@@ -1139,6 +1139,35 @@ fn a_program_built_by_another_build_is_named_at_record_and_replay() {
     let own = common::record(&common::build("racy_counter"), &["2", "1000"]);
     assert_eq!(own.status, 0, "{}", own.describe());
     assert!(!own.stderr.contains(warning), "{}", own.describe());
+    // That other runtime no longer attaching (here: a library without the
+    // hooks, so the program does not even load): the error names it as the
+    // likely cause, not only the warning before.
+    let runtime = other.join("librr_lite_rt.so");
+    std::fs::remove_file(&runtime).unwrap();
+    let empty = dir.path().join("empty.c");
+    std::fs::write(&empty, "int rr_lite_not_a_runtime;\n").unwrap();
+    let gcc = std::process::Command::new("gcc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&runtime)
+        .arg(&empty)
+        .status()
+        .unwrap();
+    assert!(gcc.success());
+    let rep = common::rr([std::ffi::OsStr::new("replay"), rec.trace.as_os_str()]);
+    let stderr = common::text(&rep.stderr);
+    assert_eq!(
+        common::status_code(&rep),
+        1,
+        "{}",
+        common::describe("replay", &rep)
+    );
+    assert!(
+        stderr.contains("did not attach")
+            && stderr.contains("it loads another rr-lite build's runtime")
+            && stderr.contains("runtime-0123456789abcdef"),
+        "{}",
+        common::describe("replay", &rep)
+    );
 }
 
 /// The split reads a trace in the analysis order: an event one private
