@@ -291,6 +291,13 @@ impl DeltaState {
         if self.layout == EntryLayout::Predicted {
             self.predictor.learn(self.addr, at, site, addr);
         }
+        self.moved_to(clock, addr, site);
+    }
+
+    /// The last entry's fields, which the next entry's deltas are against
+    /// (the predictor learned it already).
+    #[inline(always)]
+    fn moved_to(&mut self, clock: u64, addr: u64, site: u64) {
         self.clock = clock;
         self.addr = addr;
         self.site = site;
@@ -449,9 +456,7 @@ pub fn encode_predicted_access(
     {
         return false;
     }
-    state.clock = clock;
-    state.addr = addr;
-    state.site = site;
+    state.moved_to(clock, addr, site);
     *byte = tag | ONE_BYTE_FLAGS;
     true
 }
@@ -585,9 +590,7 @@ const ONE_BYTE_SIZES: [u8; 256] = {
 fn decode_one_byte(tag: u8, size: u64, state: &mut DeltaState) -> Option<Entry> {
     let clock = state.clock.checked_add(1)?;
     let (site, addr) = state.predictor.take_hit(state.addr)?;
-    state.clock = clock;
-    state.addr = addr;
-    state.site = site;
+    state.moved_to(clock, addr, site);
     Some(compact_entry(tag, clock, addr, size, site))
 }
 

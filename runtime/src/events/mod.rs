@@ -99,7 +99,9 @@ fn untracked_thread(mode: Mode) -> u64 {
 fn on_tracked_thread<R>(f: impl FnOnce(&ThreadState) -> R) -> R {
     let state = crate::fast_tls::current();
     debug_assert!(!state.is_null(), "only called for registered threads");
-    // SAFETY: as in `with_tracked`: this thread's own, registered state.
+    // SAFETY: as in `fast_tls::registered`: the slot holds this thread's
+    // own state, which lives as long as the thread; not null here, since
+    // the caller's `with_tracked` check found it.
     f(unsafe { &*state })
 }
 
