@@ -178,17 +178,23 @@ fn explain_other_runtime(e: rr_lite_replayer::ReplayError) -> anyhow::Error {
 
 /// After a replay that split the trace and built its plans: why, when the
 /// plans it had could not be used (a first replay building them is
-/// expected), and the split's hint about false sharing, if it has one
-/// (`rr-lite split` prints it too).
+/// expected), and the split's hints about false sharing and about many
+/// waits, if it has them (`rr-lite split` prints them too).
 fn note_plans_built(trace: &rr_lite_trace::TraceDir, why: &rr_lite_replayer::WhyBuilt) {
     if why.plans_were_unusable() {
         eprintln!("rr-lite: note: this replay built the trace's plans again: {why}");
     }
-    let hint = rr_lite_splitter::SplitStats::json_of_split(trace.path())
-        .as_ref()
-        .and_then(crate::split_cmd::FalseSharing::from_json)
-        .and_then(|f| f.hint(trace.path()));
-    if let Some(hint) = hint {
+    let Some(stats) = rr_lite_splitter::SplitStats::json_of_split(trace.path()) else {
+        return;
+    };
+    let count = |key: &str| stats.get(key).and_then(serde_json::Value::as_u64);
+    let hints = [
+        crate::split_cmd::FalseSharing::from_json(&stats).and_then(|f| f.hint(trace.path())),
+        count("entries")
+            .zip(count("waits"))
+            .and_then(|(entries, waits)| crate::split_cmd::many_waits_hint(entries, waits)),
+    ];
+    for hint in hints.into_iter().flatten() {
         eprintln!("rr-lite: note: this replay built the trace's plans. {hint}");
     }
 }

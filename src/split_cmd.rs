@@ -152,14 +152,8 @@ fn print_summary(s: &SplitStats, trace: &TraceDir) {
     if let Some(hint) = FalseSharing::of(s).hint(trace.path()) {
         println!("  {hint}");
     }
-    if many_waits(s) {
-        println!(
-            "  {:.1} waits per 1000 events: replay pays for each (about a microsecond). If \
-             the bug is not a fine-grained race, `rr-lite record --serialize` records the \
-             threads taking turns on shared data, with far fewer waits (see `rr-lite record \
-             --help`).",
-            s.waits as f64 * 1000.0 / s.entries.max(1) as f64
-        );
+    if let Some(hint) = many_waits_hint(s.entries, s.waits) {
+        println!("  {hint}");
     }
 }
 
@@ -221,9 +215,35 @@ impl FalseSharing {
     }
 }
 
-/// Whether a trace's replay will be dominated by its waits: at least one
-/// per 200 events (a wait costs about a microsecond, an event a few
-/// nanoseconds), on a trace big enough for it to show.
-fn many_waits(s: &SplitStats) -> bool {
-    s.entries >= 100_000 && s.waits * 200 >= s.entries
+/// What to tell the user when a trace's replay will be dominated by its
+/// waits: at least one per 200 events (a wait costs about a microsecond, an
+/// event a few nanoseconds), on a trace big enough for it to show.
+/// `rr-lite split` and a replay that built the plans say it.
+pub(crate) fn many_waits_hint(entries: u64, waits: u64) -> Option<String> {
+    (entries >= 100_000 && waits.saturating_mul(200) >= entries).then(|| {
+        format!(
+            "{:.1} waits per 1000 events: replay pays for each (about a microsecond). If the \
+             bug is not a fine-grained race, `rr-lite record --serialize` records the threads \
+             taking turns on shared data, with far fewer waits (see `rr-lite record --help`).",
+            waits as f64 * 1000.0 / entries as f64
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::many_waits_hint;
+
+    #[test]
+    fn many_waits_are_named_from_one_per_200_events_on_big_traces() {
+        assert!(many_waits_hint(1_000_000, 4_999).is_none());
+        let hint = many_waits_hint(1_000_000, 5_000).expect("one wait per 200 events");
+        assert!(hint.starts_with("5.0 waits per 1000 events"), "{hint}");
+        assert!(hint.contains("rr-lite record --serialize"), "{hint}");
+        assert!(
+            many_waits_hint(99_999, 99_999).is_none(),
+            "a small trace's waits do not show"
+        );
+        assert!(many_waits_hint(u64::MAX, u64::MAX).is_some(), "no overflow");
+    }
 }

@@ -2177,6 +2177,45 @@ fn a_program_sizing_its_work_by_its_cpus_replays_exactly_on_one_cpu() {
 /// per quantum, so the split keeps far fewer waits than without one, and
 /// the recording (and those of programs that synchronise) still replays
 /// exactly in every mode.
+/// A replay that builds the plans of a trace whose waits will dominate it
+/// (threads taking turns on a shared index, no quantum: one wait per few
+/// events) says so and names `record --serialize`, as `rr-lite split`
+/// does; it says nothing of the kind when the waits are few.
+#[test]
+fn a_first_replay_names_serial_recording_when_waits_dominate() {
+    let exe = build("replay_shared_index");
+    let rec = record_with_options(&["--quantum", "0"], &exe, &["20000"], LIMIT);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    let first = replay(&rec.trace, &[]);
+    assert_eq!(
+        text(&first.stdout),
+        rec.stdout,
+        "{}",
+        describe("replay", &first)
+    );
+    let stats = split_stats(&rec, &[]);
+    let count = |key: &str| {
+        stats[key]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{key}: {stats}"))
+    };
+    let (entries, waits) = (count("entries"), count("waits"));
+    let many = entries >= 100_000 && waits * 200 >= entries;
+    let named = text(&first.stderr).contains("`rr-lite record --serialize`");
+    assert_eq!(
+        named,
+        many,
+        "{waits} waits in {entries} events: {}",
+        describe("replay", &first)
+    );
+    let later = replay(&rec.trace, &[]);
+    assert!(
+        !text(&later.stderr).contains("--serialize"),
+        "only the replay that built the plans says it: {}",
+        describe("replay", &later)
+    );
+}
+
 #[test]
 fn a_recording_quantum_keeps_fewer_waits_and_replays_exactly() {
     let exe = build("replay_shared_index");
