@@ -33,7 +33,7 @@ fn replays_exactly(trace: &Path, status: i32, stdout: &str) {
         assert_eq!(status_code(&out), status, "{}", describe(&what, &out));
         assert_eq!(text(&out.stdout), stdout, "{}", describe(&what, &out));
         assert!(
-            !text(&out.stderr).contains("rr-lite:"),
+            !common::rr_lite_complained(&text(&out.stderr)),
             "rr-lite complained\n{}",
             describe(&what, &out)
         );

@@ -109,9 +109,8 @@ fn assert_replays_as_recorded(rec: &Recorded, args: &[&str], n: usize) {
         describe(&what, &out),
         rec.describe()
     );
-    let stderr = text(&out.stderr);
     assert!(
-        !stderr.contains("rr-lite:"),
+        !common::rr_lite_complained(&text(&out.stderr)),
         "rr-lite complained\n{}",
         describe(&what, &out)
     );

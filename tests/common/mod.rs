@@ -1054,3 +1054,16 @@ mod checker_tests {
         expect_err(&t, "without an arrival");
     }
 }
+
+/// How a replay that built the trace's plans starts its notes
+/// (`src/replay_cmd.rs`): what would make replays faster, no complaint.
+pub const PLANS_BUILT_NOTE: &str = "rr-lite: note: this replay built the trace's plans.";
+
+/// Whether rr-lite said anything of its own on `stderr` but the note of a
+/// replay that built the plans.
+pub fn rr_lite_complained(stderr: &str) -> bool {
+    stderr
+        .lines()
+        .filter(|l| !l.starts_with(PLANS_BUILT_NOTE))
+        .any(|l| l.contains("rr-lite:"))
+}
