@@ -823,6 +823,19 @@ pub fn record_with_options(
     }
 }
 
+/// How a replay that built the trace's plans starts its notes
+/// (`src/replay_cmd.rs`): what would make replays faster, no complaint.
+pub const PLANS_BUILT_NOTE: &str = "rr-lite: note: this replay built the trace's plans.";
+
+/// Whether rr-lite said anything of its own on `stderr` but the note of a
+/// replay that built the plans.
+pub fn rr_lite_complained(stderr: &str) -> bool {
+    stderr
+        .lines()
+        .filter(|l| !l.starts_with(PLANS_BUILT_NOTE))
+        .any(|l| l.contains("rr-lite:"))
+}
+
 #[cfg(test)]
 mod checker_tests {
     use super::*;
@@ -1053,17 +1066,4 @@ mod checker_tests {
         let t = started(&[(1, "barrier-depart", B, Some(0))]);
         expect_err(&t, "without an arrival");
     }
-}
-
-/// How a replay that built the trace's plans starts its notes
-/// (`src/replay_cmd.rs`): what would make replays faster, no complaint.
-pub const PLANS_BUILT_NOTE: &str = "rr-lite: note: this replay built the trace's plans.";
-
-/// Whether rr-lite said anything of its own on `stderr` but the note of a
-/// replay that built the plans.
-pub fn rr_lite_complained(stderr: &str) -> bool {
-    stderr
-        .lines()
-        .filter(|l| !l.starts_with(PLANS_BUILT_NOTE))
-        .any(|l| l.contains("rr-lite:"))
 }
