@@ -1943,6 +1943,18 @@ fn split_stats(rec: &Recorded, args: &[&str]) -> Value {
         .unwrap_or_else(|e| panic!("{e}: {}", describe("split --json", &out)))
 }
 
+/// A default replay of `rec`, which must print the recording's stdout.
+fn replays_stdout_of(rec: &Recorded) -> Output {
+    let out = replay(&rec.trace, &[]);
+    assert_eq!(
+        text(&out.stdout),
+        rec.stdout,
+        "{}",
+        describe("replay", &out)
+    );
+    out
+}
+
 /// False sharing: four threads update ints dealt out one by one, so each
 /// 8-byte granule holds two threads' elements and an analysis at 8 bytes
 /// orders their accesses though no element is shared. `split
@@ -1957,13 +1969,7 @@ fn false_sharing_is_reported_and_a_finer_granule_drops_its_waits() {
     let rec = common::record(&exe, &["20000", "5"]);
     assert_eq!(rec.status, 0, "{}", rec.describe());
     // The first replay builds the plans.
-    let first = replay(&rec.trace, &[]);
-    assert_eq!(
-        text(&first.stdout),
-        rec.stdout,
-        "{}",
-        describe("replay", &first)
-    );
+    replays_stdout_of(&rec);
     let out = common::rr([
         "split".as_ref(),
         "--fixed-granule".as_ref(),
@@ -2185,13 +2191,7 @@ fn a_first_replay_names_serial_recording_when_waits_dominate() {
     let exe = build("replay_shared_index");
     let rec = record_with_options(&["--quantum", "0"], &exe, &["20000"], LIMIT);
     assert_eq!(rec.status, 0, "{}", rec.describe());
-    let first = replay(&rec.trace, &[]);
-    assert_eq!(
-        text(&first.stdout),
-        rec.stdout,
-        "{}",
-        describe("replay", &first)
-    );
+    let first = replays_stdout_of(&rec);
     let stats = split_stats(&rec, &[]);
     let count = |key: &str| {
         stats[key]
