@@ -7,8 +7,9 @@
 Builds every program of a checkout of third-party sources (given by path; nothing of
 it is part of this repository) with `rr-lite cc` / `rr-lite c++`, records each one
 several times, replays every recording in every mode (--parallel twice, --sequential,
---verify) and compares each replay's stdout, stderr, exit status and the files the
-program left in its working directory with the recording's. Prints a table (markdown),
+--verify) and compares each replay's stdout, stderr (less the notes of the replay that
+built the plans), exit status and the files the program left in its working directory
+with the recording's. Prints a table (markdown),
 the skipped programs with their reason, and a summary line; --json / --tsv write the
 results for machines.
 
@@ -77,7 +78,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 SRC_EXT = {".c": "c", ".cc": "c++", ".cpp": "c++", ".cxx": "c++"}
@@ -324,6 +325,16 @@ def rr_lite_report(got: bytes, recorded: bytes) -> bytes:
     return got[len(recorded):] if got.startswith(recorded) else got
 
 
+# What a replay that built the plans notes (false sharing, many waits): advice
+# about speed, not part of the program's output.
+PLANS_BUILT_NOTE = b"rr-lite: note: this replay built the trace's plans."
+
+
+def without_plans_notes(stderr: bytes) -> bytes:
+    """A replay's stderr less the notes of a replay that built the plans."""
+    return b"".join(line for line in stderr.splitlines(keepends=True) if not line.startswith(PLANS_BUILT_NOTE))
+
+
 def first_difference(a: bytes, b: bytes) -> str:
     la, lb = a.splitlines(), b.splitlines()
     for i in range(max(len(la), len(lb))):
@@ -482,6 +493,7 @@ class Suite:
         timeout = prog.timeout or self.opts.timeout
         r = run_with_timeout(cmd, rd, self.env, self.stdin_of(prog), timeout, self.scratch / "out" / "replay", signal.SIGTERM)
         want: RunResult = rec["result"]
+        r = replace(r, stderr=without_plans_notes(r.stderr))
         same = r.status == want.status and r.stdout == want.stdout and r.stderr == want.stderr and r.files == want.files
         extra = rr_lite_report(r.stderr, want.stderr)
         if r.timed_out:
