@@ -356,6 +356,16 @@ mod tests {
         proptest::collection::vec((site, addr), 0..400)
     }
 
+    /// The address of an entry of [`any_entries`]: a step below 64 strides
+    /// from the last address by that many words, anything else is itself.
+    fn entry_addr(prev_addr: u64, step: u64) -> u64 {
+        if step < 64 {
+            prev_addr.wrapping_add(step * 8)
+        } else {
+            step
+        }
+    }
+
     proptest! {
         #[test]
         fn predicts_as_the_reference_does(entries in any_entries()) {
@@ -363,7 +373,7 @@ mod tests {
             let mut r = Reference { slots: [EMPTY; SLOTS] };
             let (mut prev_site, mut prev_addr) = (0u64, 0u64);
             for (site, step) in entries {
-                let a = if step < 64 { prev_addr.wrapping_add(step * 8) } else { step };
+                let a = entry_addr(prev_addr, step);
                 prop_assert_eq!(p.next_site(), r.next_site(prev_site));
                 prop_assert_eq!(addr(&p, site, prev_addr), r.addr(site, prev_addr));
                 learn(&mut p, prev_addr, site, a);
@@ -380,7 +390,7 @@ mod tests {
             let mut p = Predictor::new();
             let mut prev_addr = 0u64;
             for (site, step) in entries {
-                let a = if step < 64 { prev_addr.wrapping_add(step * 8) } else { step };
+                let a = entry_addr(prev_addr, step);
                 let next = p.next_site();
                 let has_slot = p.slots[usize::from(SiteSlot::of(next).0)].site == next;
                 let mut general = p.clone();
@@ -404,7 +414,7 @@ mod tests {
             let mut p = Predictor::new();
             let mut prev_addr = 0u64;
             for (site, step) in entries {
-                let a = if step < 64 { prev_addr.wrapping_add(step * 8) } else { step };
+                let a = entry_addr(prev_addr, step);
                 let at = SiteSlot::of(site);
                 let predicted = p.next_site() == site
                     && p.slots[usize::from(at.0)].site == site
