@@ -31,7 +31,12 @@ pub fn run(args: GraphArgs) -> anyhow::Result<i32> {
     let trace = open_trace(args.trace.as_deref())?;
     let topology = {
         let bar = SplitProgressBar::new();
-        rr_lite_splitter::analyze_trace(&trace, &args.analysis.options(), &bar)?.topology()
+        // The pairs the plans keep: sections float as in `split`.
+        let mut analyzer = rr_lite_splitter::Analyzer::new(&args.analysis.options())?;
+        if let Some(code) = rr_lite_replayer::plans::section_code(&trace) {
+            analyzer = analyzer.floating_sections(code);
+        }
+        rr_lite_splitter::analyze_trace_with(&trace, analyzer, &bar)?.topology()
     };
     let symbols = std::cell::RefCell::new(symbolizer(&trace)?);
     let label = |site: u64| symbols.borrow_mut().site(site).to_string();

@@ -44,6 +44,15 @@ pub struct AnalysisArgs {
     /// (`granule_finer_for_false_sharing` in `--json`).
     #[arg(long)]
     pub fixed_granule: bool,
+    /// Replay every mutex in the recorded order. By default a critical
+    /// section that touches nothing an earlier section of its mutex (or
+    /// anything else the recording had after that section began) touched,
+    /// and calls nothing inside, keeps no wait for the unlock before it:
+    /// replay lets it take the mutex when it gets there, as the program
+    /// would, instead of after the recorded holder (`sections_floated` in
+    /// `--json`). Sequential replay keeps the recorded order either way.
+    #[arg(long)]
+    pub keep_lock_order: bool,
 }
 
 impl AnalysisArgs {
@@ -54,6 +63,7 @@ impl AnalysisArgs {
             granule: self.granule,
             order: self.order,
             finer_for_false_sharing: !self.fixed_granule,
+            float_sections: !self.keep_lock_order,
         }
     }
 }

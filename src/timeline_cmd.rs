@@ -143,7 +143,7 @@ fn first_pass(
             return Ok(FirstPass::Finer(Box::new(finer)));
         }
     }
-    if let Some(finer) = finer.at_end(&analyzer)? {
+    if let Some(finer) = finer.at_end(&mut analyzer)? {
         return Ok(FirstPass::Finer(Box::new(finer)));
     }
     let found = (analyzer.finish(), races.finish(), builder);

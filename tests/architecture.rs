@@ -26,7 +26,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("rr-lite-splitter", &["rr-lite-trace"]),
     (
         "rr-lite-replayer",
-        &["rr-lite-trace", "rr-lite-splitter", "rr-lite-supervise"],
+        &[
+            "rr-lite-trace",
+            "rr-lite-splitter",
+            "rr-lite-supervise",
+            "rr-lite-symbols",
+        ],
     ),
     (
         ROOT,

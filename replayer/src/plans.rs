@@ -132,6 +132,31 @@ fn ensure_kept_plans(trace: &TraceDir) -> Result<(PathBuf, Option<WhyBuilt>), Re
     Ok((dir, why))
 }
 
+/// What tells the split which critical sections run only instrumented code
+/// (`rr_lite_symbols::SectionCode`): the recorded executable's code, read
+/// from its file or its packed copy when that is the recorded build. None
+/// without it (a rebuilt program would answer for other code): then every
+/// mutex keeps its recorded order.
+pub fn section_code(trace: &TraceDir) -> Option<rr_lite_splitter::SectionCode> {
+    use rr_lite_trace::identity::program_id;
+    let header = trace.header()?;
+    let recorded = header.program.clone();
+    let file = if program_id(&recorded).ok()? == header.program_id {
+        recorded.clone()
+    } else {
+        let manifest = rr_lite_trace::pack::Manifest::read(trace.path()).ok()??;
+        let (copy, id) = manifest.copy_of(trace.path(), &recorded)?;
+        (id == header.program_id).then_some(copy)?
+    };
+    let map = rr_lite_symbols::ModuleMap::read(&trace.maps_path()).ok()?;
+    let mut code = rr_lite_symbols::SectionCode::new(map);
+    code.read_module_from(recorded.clone(), file);
+    code.trust(recorded);
+    Some(rr_lite_splitter::SectionCode(Box::new(
+        move |lock, unlock| code.only_instrumented(lock, unlock),
+    )))
+}
+
 /// Splits `trace` and builds its kept plans in one pass over its global
 /// order: the split's statistics go to `<trace>/split/stats.json` and the
 /// plans to `<trace>/plans/`, replacing earlier ones (the caller holds the
@@ -144,6 +169,10 @@ pub fn split_and_plan(
 ) -> Result<SplitStats, ReplayError> {
     let start = std::time::Instant::now();
     let analyzer = Analyzer::gathering_at_most(options, max_plan_points())?;
+    let analyzer = match section_code(trace) {
+        Some(code) => analyzer.floating_sections(code),
+        None => analyzer,
+    };
     let (mut analysis, sync) = rr_lite_splitter::place_sync_points(trace, analyzer, progress)?;
     progress.stage(Stage::Writing);
     // The pairs are in the plan now; plans are built thread by thread from

@@ -15,6 +15,7 @@ use crate::pairs::worklist::WorklistFinder;
 use crate::pairs::{DependencyKind, DependencyPair, EventRef, PairFinder, PairSink};
 use crate::recorded::{Collector, RecordedPoints, ends_thread};
 use crate::reduce::VectorClocks;
+use crate::sections::{SectionCode, Sections};
 use crate::stats::{PairCounts, SplitStats};
 
 /// Most granules one entry may touch (128 MiB at the default granule): a
@@ -81,6 +82,8 @@ pub struct Analyzer {
     kept_apart: u64,
     /// Made by [`Self::finer_for_false_sharing`].
     finer: bool,
+    /// Critical sections that may need no order ([`crate::sections`]).
+    sections: Option<Sections>,
 }
 
 impl Analyzer {
@@ -117,6 +120,7 @@ impl Analyzer {
             barriers: BarrierRounds::default(),
             kept_apart: 0,
             finer: false,
+            sections: None,
         })
     }
 
@@ -129,7 +133,7 @@ impl Analyzer {
     /// `fft 19 4 2` kept 106 k pairs at 8 bytes and 1.3 k at 4 (its later
     /// replay 0.37 s instead of 0.23, instrumented 0.21-0.25), for 15 %
     /// more analysis time.
-    pub fn finer_for_false_sharing(&self) -> Result<Option<Analyzer>> {
+    pub fn finer_for_false_sharing(&mut self) -> Result<Option<Analyzer>> {
         let kept = self.kept.len() as u64;
         let worth = self.may_go_finer()
             && self.kept_apart * 2 >= kept
@@ -143,9 +147,13 @@ impl Analyzer {
             finer_for_false_sharing: false,
             ..self.options
         };
+        // The new pass floats sections as this one did (this one is
+        // dropped: it keeps the sections' state, not their code).
+        let sections = self.sections.take().map(|s| Sections::new(s.into_code()));
         Ok(Some(Analyzer {
             collector: self.collector.as_ref().map(Collector::fresh),
             finer: true,
+            sections,
             ..Analyzer::new(&options)?
         }))
     }
@@ -181,6 +189,16 @@ impl Analyzer {
             collector: Some(Collector::with_max_points(Some(max_points))),
             ..Analyzer::new(options)?
         })
+    }
+
+    /// Lets critical sections float ([`crate::sections`]) where `code`
+    /// says they run only instrumented code, if the options allow it
+    /// (`float_sections`, the vc reduction). Without it none floats.
+    pub fn floating_sections(mut self, code: SectionCode) -> Analyzer {
+        if self.options.float_sections && self.options.reduction == Reduction::Vc {
+            self.sections = Some(Sections::new(code));
+        }
+        self
     }
 
     /// The options it analyses with.
@@ -285,6 +303,14 @@ impl Analyzer {
         } else {
             self.find_pairs_of_kind(e, first..=last, event);
         }
+        // (Decided once: `before` may close the section that made it so.)
+        let watched = self.sections.as_ref().is_some_and(|s| s.watching(e));
+        let held_back = match (&mut self.sections, &self.clocks) {
+            (Some(sections), Some(clocks)) if watched => {
+                sections.before(e, event, &mut self.sink.pairs, clocks)
+            }
+            _ => Vec::new(),
+        };
         let order = &mut self.threads[t];
         if e.index == 0 || !rr_lite_trace::is_private_step(order.last_clock, e.clock) {
             order.step_run_start = (e.index, e.clock);
@@ -305,13 +331,21 @@ impl Analyzer {
         if !self.sink.pairs.is_empty() {
             self.reduce(event, !plain && rr_lite_trace::plan::always_a_point(e.kind));
         }
+        if let (Some(sections), Some(clocks), true) =
+            (&mut self.sections, &mut self.clocks, watched)
+        {
+            let opened = !held_back.is_empty();
+            let kept = (&mut self.kept, kept_before);
+            sections.after(e, event, kept, opened, clocks, &self.events_seen);
+        }
         // Most events: none of the collector's business, in a few compares.
         if self.collector.is_some()
             && (kept_before != self.kept.len()
                 || e.index == 0
+                || !held_back.is_empty()
                 || (!plain && crate::recorded::handed(e.kind)))
         {
-            self.collect(e, kept_before)?;
+            self.collect(e, kept_before, &held_back)?;
         }
         Ok(())
     }
@@ -356,7 +390,12 @@ impl Analyzer {
     /// Hands event `e` (whose kept pairs start at `kept_before`) to the
     /// collector of plan points, with the thread's start and end.
     #[inline(never)]
-    fn collect(&mut self, e: &RecordedEvent, kept_before: usize) -> Result<()> {
+    fn collect(
+        &mut self,
+        e: &RecordedEvent,
+        kept_before: usize,
+        held_back: &[DependencyPair],
+    ) -> Result<()> {
         let Some(collector) = &mut self.collector else {
             return Ok(());
         };
@@ -368,7 +407,9 @@ impl Analyzer {
             threads: &self.threads,
         };
         let kept = &self.kept[kept_before..];
-        collector.event(e, kept, |u| progress.last_before(u, e.clock, e.thread))?;
+        collector.event(e, kept, held_back, |u| {
+            progress.last_before(u, e.clock, e.thread)
+        })?;
         if ends_thread(e.kind) {
             collector.thread_ended(e.thread);
         }
@@ -449,7 +490,13 @@ impl Analyzer {
     }
 
     /// Ends the analysis.
-    pub fn finish(self) -> Analysis {
+    pub fn finish(mut self) -> Analysis {
+        let mut sections_counts = (0, 0);
+        if let Some(mut sections) = self.sections.take() {
+            sections.finish();
+            self.kept.append(&mut sections.late);
+            sections_counts = (sections.floated, sections.promoted);
+        }
         let mut kept = PairCounts::default();
         for p in &self.kept {
             kept.add(p.kind, 1);
@@ -473,6 +520,7 @@ impl Analyzer {
             granule: self.options.granule,
             granule_finer_for_false_sharing: self.finer,
             fixed_granule: !self.options.finer_for_false_sharing && !self.finer,
+            float_sections: self.options.float_sections,
             order: self.options.order,
             threads: threads.len() as u32,
             entries: self.entries,
@@ -483,6 +531,8 @@ impl Analyzer {
             cross_thread_pairs_on_disjoint_bytes: self.sink.disjoint_bytes,
             state_bytes,
             clock_bytes,
+            sections_floated: sections_counts.0,
+            sections_promoted: sections_counts.1,
             state_bytes_per_granule: if granules == 0 {
                 0.0
             } else {

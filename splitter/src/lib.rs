@@ -23,6 +23,7 @@ pub mod races;
 pub mod recorded;
 pub mod reduce;
 pub mod replay_log;
+pub mod sections;
 pub mod stats;
 pub mod syncpoints;
 pub mod thinned;
@@ -42,6 +43,7 @@ pub use pairs::{DependencyKind, DependencyPair, EventRef};
 pub use progress::{NoProgress, Progress, Stage};
 pub use recorded::{RecordedPoint, RecordedPoints, ThreadRecord};
 pub use replay_log::{SPLIT_DIR, read_split, replay_log_name};
+pub use sections::SectionCode;
 pub use stats::{PairCounts, SplitStats};
 pub use syncpoints::{
     Notify, PlannedPoint, SyncPlan, SyncPoint, ThreadLog, ThreadPlan, thread_logs_from_events,
@@ -74,8 +76,18 @@ pub fn analyze_trace(
     options: &SplitOptions,
     progress: &dyn Progress,
 ) -> Result<TraceSplit> {
+    analyze_trace_with(trace, Analyzer::new(options)?, progress)
+}
+
+/// [`analyze_trace`] with `analyzer` (one that floats critical sections:
+/// [`Analyzer::floating_sections`]).
+pub fn analyze_trace_with(
+    trace: &TraceDir,
+    analyzer: Analyzer,
+    progress: &dyn Progress,
+) -> Result<TraceSplit> {
     let start = Instant::now();
-    let (mut analysis, plan) = place_sync_points(trace, Analyzer::new(options)?, progress)?;
+    let (mut analysis, plan) = place_sync_points(trace, analyzer, progress)?;
     let filled = rr_lite_trace::workers::map_parallel(plan.into_threads(), |mut thread| {
         fill_from_log(trace, &mut thread).map(|()| thread)
     });
@@ -186,7 +198,7 @@ impl FinerCheck {
 
     /// At the end of the pass: a small trace is read again if its whole
     /// pass says so.
-    pub fn at_end(&self, analyzer: &Analyzer) -> Result<Option<Analyzer>> {
+    pub fn at_end(&self, analyzer: &mut Analyzer) -> Result<Option<Analyzer>> {
         if self.may_go_finer && analyzer.entries() <= FINER_CHECK_SMALL {
             analyzer.finer_for_false_sharing()
         } else {
@@ -224,7 +236,7 @@ fn read_global_order(
         }
     }
     progress.entries_read(analyzer.entries());
-    Ok(match finer.at_end(&analyzer)? {
+    Ok(match finer.at_end(&mut analyzer)? {
         Some(finer) => Pass::Finer(finer),
         None => Pass::Done(analyzer),
     })

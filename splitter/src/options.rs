@@ -108,6 +108,10 @@ pub struct SplitOptions {
     /// granules when most of the pairs it keeps are false sharing
     /// (`crate::place_sync_points`).
     pub finer_for_false_sharing: bool,
+    /// Whether a critical section whose data no earlier section touched
+    /// may float: its lock keeps no pair from the unlock before it
+    /// (`crate::sections`; with the vc reduction only).
+    pub float_sections: bool,
 }
 
 impl Default for SplitOptions {
@@ -118,6 +122,7 @@ impl Default for SplitOptions {
             granule: DEFAULT_GRANULE,
             order: EventOrder::default(),
             finer_for_false_sharing: true,
+            float_sections: true,
         }
     }
 }

@@ -254,6 +254,7 @@ impl Collector {
         &mut self,
         e: &RecordedEvent,
         kept: &[DependencyPair],
+        held_back: &[DependencyPair],
         last_before: impl Fn(usize) -> Option<u64>,
     ) -> Result<(), SplitError> {
         let t = e.thread as usize;
@@ -262,11 +263,18 @@ impl Collector {
         let blocking = after_blocking_call(e.kind);
         if blocking {
             let mut window = std::mem::take(&mut self.windows[t]);
+            let with_held_back;
+            let waits = if held_back.is_empty() {
+                kept
+            } else {
+                with_held_back = [kept, held_back].concat();
+                &with_held_back[..]
+            };
             nested_waits(
                 &mut record.nested_waits,
                 &window,
                 e.thread,
-                kept,
+                waits,
                 &self.end_order,
             );
             window.clear();
@@ -275,7 +283,12 @@ impl Collector {
         if in_results(e.kind) {
             record.results.push(e.payload);
         }
-        if !always_a_point(e.kind) && kept.is_empty() {
+        // A held-back pair (`crate::sections`) is a wait of the total order
+        // only: the event is a point that the total order waits at.
+        for p in held_back {
+            record.nested_waits.push((e.index, p.from));
+        }
+        if !always_a_point(e.kind) && kept.is_empty() && held_back.is_empty() {
             return Ok(());
         }
         self.count_point(e.kind)?;
@@ -364,9 +377,14 @@ mod tests {
     use crate::analysis::Analyzer;
 
     /// `(thread, clock, kind, addr)` in the global order, numbered per
-    /// thread.
+    /// thread. Sections do not float here: the held-back pairs would add
+    /// their own nested waits at the locks (`crate::sections` tests them).
     fn gather(raw: &[(u32, u64, EventKind, u64)]) -> RecordedPoints {
-        let mut analyzer = Analyzer::gathering_plan_points(&SplitOptions::default()).unwrap();
+        let options = SplitOptions {
+            float_sections: false,
+            ..SplitOptions::default()
+        };
+        let mut analyzer = Analyzer::gathering_plan_points(&options).unwrap();
         let mut next = [0u64; 4];
         for &(thread, clock, kind, addr) in raw {
             let index = next[thread as usize];
@@ -470,7 +488,7 @@ mod tests {
             site: 0,
             payload: 0,
         };
-        collector.event(&alloc, &[], |_| Some(0)).unwrap();
+        collector.event(&alloc, &[], &[], |_| Some(0)).unwrap();
         assert_eq!(collector.windows[1].len(), 1);
         assert_eq!(collector.windows[1][0].frontier, [(0, 0)]);
         collector.thread_ended(1);
@@ -523,9 +541,11 @@ mod tests {
             EventKind::MutexTryLock,
         ];
         for (i, kind) in (0..).zip(kinds) {
-            collector.event(&event(i, kind), &[], |_| None).unwrap();
+            collector
+                .event(&event(i, kind), &[], &[], |_| None)
+                .unwrap();
         }
-        let err = collector.event(&event(5, EventKind::MutexTryLock), &[], |_| None);
+        let err = collector.event(&event(5, EventKind::MutexTryLock), &[], &[], |_| None);
         match err {
             Err(SplitError::TooManyPlanPoints {
                 limit: 2,

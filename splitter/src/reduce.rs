@@ -124,7 +124,7 @@ impl VectorClocks {
 
     /// True when thread `thread`, before its event `index`'s pairs are
     /// processed, is known to come after event `a`.
-    fn knows(&self, thread: u32, a: EventRef) -> bool {
+    pub(crate) fn knows(&self, thread: u32, a: EventRef) -> bool {
         self.threads
             .get(thread as usize)
             .and_then(|t| t.current.get(a.thread as usize))
@@ -212,6 +212,28 @@ impl VectorClocks {
                 );
             }
         }
+    }
+
+    /// Joins `V(s)` of every source `s` into the clock of `at`'s thread
+    /// after its event `at` (the last it had, whose pairs are reduced):
+    /// pairs kept late, ending at an earlier event of the thread
+    /// (`crate::sections`). The thread's snapshot at `at` includes them.
+    pub(crate) fn join_late(&mut self, at: EventRef, sources: &[EventRef], events_seen: &[u64]) {
+        if sources.is_empty() {
+            return;
+        }
+        self.ensure_thread(at.thread);
+        for &from in sources {
+            self.join_from(at.thread, from);
+        }
+        let t = &mut self.threads[at.thread as usize];
+        if t.snapshot_index.last() == Some(&at.index) {
+            t.snapshot_index.pop();
+            if let Some(start) = t.snapshot_start.pop() {
+                t.snapshot_data.truncate(start);
+            }
+        }
+        self.snapshot(at, events_seen);
     }
 
     /// `C[thread] := max(C[thread], V(from))`.

@@ -84,6 +84,14 @@ pub struct SplitStats {
     /// touched different bytes of their granule (false sharing; counted by
     /// the indexed finder only, 0 with the worklist).
     pub cross_thread_pairs_on_disjoint_bytes: u64,
+    /// Whether critical sections that touch no data of another's float
+    /// (`--keep-lock-order` turns it off; `crate::sections`).
+    pub float_sections: bool,
+    /// Critical sections whose pair from the unlock before them was
+    /// dropped: they touch nothing the sections before them touched.
+    pub sections_floated: u64,
+    /// Critical sections held in the recorded order after all.
+    pub sections_promoted: u64,
     /// Sync points in each thread's replay log, by thread id.
     pub sync_points_per_thread: Vec<u64>,
     /// Waits over all sync points (one per kept pair).
@@ -143,6 +151,7 @@ impl SplitStats {
             order: text("order")?.parse().ok()?,
             finer_for_false_sharing: json.get("fixed_granule").and_then(|f| f.as_bool())
                 != Some(true),
+            float_sections: json.get("float_sections").and_then(|f| f.as_bool()) != Some(false),
         };
         options.granule_shift().ok().map(|_| options)
     }

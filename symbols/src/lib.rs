@@ -6,6 +6,10 @@
 
 #![forbid(unsafe_code)]
 
+mod section_code;
+
+pub use section_code::{ALLOWED, EVENTFUL, SectionCode};
+
 use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
