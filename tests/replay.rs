@@ -459,6 +459,52 @@ fn one_time_initialisation_reached_at_once_replays() {
     }
 }
 
+/// `setpriority` and its raw system call on the thread's own id, which
+/// replay hands the program as recorded: the calls reach the replayed
+/// thread (they failed at replay, or reniced whichever process had the id).
+#[test]
+fn scheduler_calls_by_thread_id_reach_the_replayed_thread() {
+    let exe = build("replay_thread_priority");
+    let rec = common::record(&exe, &[]);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    assert_eq!(
+        rec.stdout,
+        "setpriority 0 nice 5 raw 0 nice 6\n",
+        "{}",
+        rec.describe()
+    );
+    replay_all_modes(&rec);
+}
+
+/// `std::random_device` (C++): its numbers, from the RDRAND instruction
+/// with the default token, are recorded and come back at replay. Needs a
+/// C++ compiler (g++); without one the test says so and passes.
+#[test]
+fn cxx_random_device_numbers_replay() {
+    let exe = common::scratch().join("bin").join("replay_random_device");
+    std::fs::create_dir_all(exe.parent().unwrap()).unwrap();
+    let out = rr_command()
+        .args(["c++", "-O2", "-g", "-pthread"])
+        .arg(common::c_dir().join("replay_random_device.cpp"))
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("rr-lite c++ runs");
+    if !out.status.success() {
+        let why = text(&out.stderr);
+        if why.contains("not found") || why.contains("No such file") {
+            eprintln!("SKIPPED: no C++ compiler: {why}");
+            return;
+        }
+        panic!("{}", describe("rr-lite c++", &out));
+    }
+    for _ in 0..2 {
+        let rec = record_within(&exe, &[], LIMIT);
+        assert_eq!(rec.status, 0, "{}", rec.describe());
+        replay_all_modes(&rec);
+    }
+}
+
 /// `rr-lite ARGS...` started by a shell with `redirect` (a descriptor left
 /// open for it, as a shell's `3</dev/null` or a harness's leak would).
 fn rr_through_shell(redirect: &str, args: &[&std::ffi::OsStr]) -> Output {

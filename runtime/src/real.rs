@@ -175,6 +175,13 @@ real_functions! {
     fn kill(pid: libc::pid_t, sig: c_int) -> c_int;
     fn tgkill(tgid: libc::pid_t, tid: libc::pid_t, sig: c_int) -> c_int;
     fn sigqueue(pid: libc::pid_t, sig: c_int, value: libc::sigval) -> c_int;
+    fn setpriority(which: c_int, who: libc::id_t, prio: c_int) -> c_int;
+    fn getpriority(which: c_int, who: libc::id_t) -> c_int;
+    fn sched_setaffinity(pid: libc::pid_t, size: size_t, mask: *const libc::cpu_set_t) -> c_int;
+    fn sched_setscheduler(pid: libc::pid_t, policy: c_int, param: *const libc::sched_param) -> c_int;
+    fn sched_getscheduler(pid: libc::pid_t) -> c_int;
+    fn sched_setparam(pid: libc::pid_t, param: *const libc::sched_param) -> c_int;
+    fn sched_getparam(pid: libc::pid_t, param: *mut libc::sched_param) -> c_int;
     fn exit(status: c_int) -> ();
     fn _exit(status: c_int) -> ();
     fn _Exit(status: c_int) -> ();
@@ -347,4 +354,6 @@ real_functions! {
     fn arc4random() -> u32;
     fn arc4random_uniform(bound: u32) -> u32;
     fn arc4random_buf(buf: *mut c_void, n: size_t) -> ();
+    fn _ZNSt13random_device9_M_getvalEv(device: *mut c_void) -> core::ffi::c_uint;
+    fn _ZNSt13random_device16_M_getval_pretr1Ev(device: *mut c_void) -> core::ffi::c_uint;
 }

@@ -114,6 +114,16 @@ fn busy<R>(t: &ThreadState, f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// Runs a real call whose inside is not events (the runtime stands for the
+/// whole call with one event of its own): the thread is marked busy while
+/// in it, so that the calls it makes are not logged.
+pub(crate) fn quietly<R>(op: impl FnOnce() -> R) -> R {
+    match with_tracked(|_, mode| mode) {
+        Some(_) => on_tracked_thread(|t| busy(t, op)),
+        None => op(),
+    }
+}
+
 /// The end of the thread's previous event: record unlocks its stripes,
 /// replay publishes its progress. At function entry/exit and before any
 /// call that may block.

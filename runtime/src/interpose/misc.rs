@@ -41,6 +41,37 @@ extern "C" fn rand_impl(site: u64) -> c_int {
 }
 with_site!(rand => rand_impl, "rdi");
 
+/// `std::random_device`'s numbers (libstdc++ `_M_getval`, which the
+/// header's `operator()` calls): with the default token on a CPU that has
+/// them, the RDRAND/RDSEED instructions, which no hook sees (a replay
+/// printed another number, silently); else a read of `/dev/urandom` or
+/// `getentropy`. One random event for the call: its inside runs quietly
+/// (its reads are no events), and replay returns the recorded number
+/// without calling it.
+fn random_device_value(
+    device: *mut c_void,
+    site: u64,
+    real: unsafe fn(*mut c_void) -> c_uint,
+) -> c_uint {
+    random_event(
+        site,
+        // SAFETY: forwarding the program's random_device.
+        || events::quietly(|| unsafe { real(device) }),
+        |&r| u64::from(r),
+        |p| p as c_uint,
+    )
+}
+
+extern "C" fn random_device_getval_impl(device: *mut c_void, site: u64) -> c_uint {
+    random_device_value(device, site, real::_ZNSt13random_device9_M_getvalEv)
+}
+with_site!(_ZNSt13random_device9_M_getvalEv => random_device_getval_impl, "rsi");
+
+extern "C" fn random_device_getval_pretr1_impl(device: *mut c_void, site: u64) -> c_uint {
+    random_device_value(device, site, real::_ZNSt13random_device16_M_getval_pretr1Ev)
+}
+with_site!(_ZNSt13random_device16_M_getval_pretr1Ev => random_device_getval_pretr1_impl, "rsi");
+
 /// `arc4random` and `arc4random_uniform` (glibc 2.36): numbers from the
 /// kernel's randomness, different in every run.
 extern "C" fn arc4random_impl(site: u64) -> u32 {
@@ -433,6 +464,77 @@ pub extern "C" fn tgkill(tgid: libc::pid_t, tid: libc::pid_t, sig: c_int) -> c_i
 pub extern "C" fn sigqueue(pid: libc::pid_t, sig: c_int, value: libc::sigval) -> c_int {
     // SAFETY: forwarding.
     unsafe { real::sigqueue(crate::ids::real_pid(pid), sig, value) }
+}
+
+// The scheduler's calls that name a thread or process by id: at replay the
+// program knows the recorded ids, and a recorded thread id may name another
+// process on the machine that replays (setpriority on it, as root, reniced
+// that process). No event, as above.
+
+/// The real thread or process for `id` as the program knows it.
+pub(super) fn real_id(id: libc::pid_t) -> libc::pid_t {
+    match crate::ids::real_tid(id) {
+        same if same == id => crate::ids::real_pid(id),
+        real => real,
+    }
+}
+
+fn real_who(which: c_int, who: libc::id_t) -> libc::id_t {
+    if which == libc::PRIO_PROCESS as c_int {
+        real_id(who as libc::pid_t) as libc::id_t
+    } else {
+        who
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn setpriority(which: c_int, who: libc::id_t, prio: c_int) -> c_int {
+    // SAFETY: forwarding.
+    unsafe { real::setpriority(which, real_who(which, who), prio) }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn getpriority(which: c_int, who: libc::id_t) -> c_int {
+    // SAFETY: forwarding.
+    unsafe { real::getpriority(which, real_who(which, who)) }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn sched_setaffinity(
+    pid: libc::pid_t,
+    size: libc::size_t,
+    mask: *const libc::cpu_set_t,
+) -> c_int {
+    // SAFETY: forwarding.
+    unsafe { real::sched_setaffinity(real_id(pid), size, mask) }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn sched_setscheduler(
+    pid: libc::pid_t,
+    policy: c_int,
+    param: *const libc::sched_param,
+) -> c_int {
+    // SAFETY: forwarding.
+    unsafe { real::sched_setscheduler(real_id(pid), policy, param) }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn sched_getscheduler(pid: libc::pid_t) -> c_int {
+    // SAFETY: forwarding.
+    unsafe { real::sched_getscheduler(real_id(pid)) }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn sched_setparam(pid: libc::pid_t, param: *const libc::sched_param) -> c_int {
+    // SAFETY: forwarding.
+    unsafe { real::sched_setparam(real_id(pid), param) }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn sched_getparam(pid: libc::pid_t, param: *mut libc::sched_param) -> c_int {
+    // SAFETY: forwarding.
+    unsafe { real::sched_getparam(real_id(pid), param) }
 }
 
 /// exit() runs the program's exit handlers, which may still do recorded

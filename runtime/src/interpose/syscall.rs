@@ -61,10 +61,22 @@ extern "C" fn syscall_impl(
 fn with_real_ids(number: c_long, mut a: [c_long; 6]) -> [c_long; 6] {
     let pid = |id: c_long| c_long::from(crate::ids::real_pid(id as libc::pid_t));
     let tid = |id: c_long| c_long::from(crate::ids::real_tid(id as libc::pid_t));
+    let either = |id: c_long| c_long::from(super::misc::real_id(id as libc::pid_t));
     match number {
         libc::SYS_kill | libc::SYS_rt_sigqueueinfo => a[0] = pid(a[0]),
         libc::SYS_tgkill | libc::SYS_rt_tgsigqueueinfo => (a[0], a[1]) = (pid(a[0]), tid(a[1])),
         libc::SYS_tkill => a[0] = tid(a[0]),
+        // The scheduler's calls by thread or process id (`misc::real_id`).
+        libc::SYS_setpriority | libc::SYS_getpriority if a[0] == libc::PRIO_PROCESS as c_long => {
+            a[1] = either(a[1])
+        }
+        libc::SYS_sched_setaffinity
+        | libc::SYS_sched_setscheduler
+        | libc::SYS_sched_getscheduler
+        | libc::SYS_sched_setparam
+        | libc::SYS_sched_getparam
+        | libc::SYS_sched_setattr
+        | libc::SYS_sched_getattr => a[0] = either(a[0]),
         _ => {}
     }
     a
