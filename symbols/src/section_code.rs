@@ -116,10 +116,35 @@ pub const EVENTFUL: &[&str] = &[
     "lrand48",
 ];
 
+/// C++'s allocation and throwing: `operator new` and `delete` are events,
+/// and a throw allocates its exception (an event) before anything else;
+/// the unwinder runs only for an exception thrown since.
+const CXX_EVENTFUL: &[&str] = &[
+    "_Znwm",
+    "_Znam",
+    "_ZnwmRKSt9nothrow_t",
+    "_ZnamRKSt9nothrow_t",
+    "_ZnwmSt11align_val_t",
+    "_ZdlPv",
+    "_ZdlPvm",
+    "_ZdaPv",
+    "_ZdaPvm",
+    "_ZdlPvSt11align_val_t",
+    "_ZdlPvmSt11align_val_t",
+    "__cxa_allocate_exception",
+    "__cxa_throw",
+    "_Unwind_Resume",
+];
+
 fn allowed(name: &str) -> bool {
     // Versioned names (`sqrt@GLIBC_2.2.5`) are looked up without the version.
     let name = name.split('@').next().unwrap_or(name);
-    name.starts_with("__tsan_") || ALLOWED.contains(&name) || EVENTFUL.contains(&name)
+    name.starts_with("__tsan_")
+        || ALLOWED.contains(&name)
+        || EVENTFUL.contains(&name)
+        || CXX_EVENTFUL.contains(&name)
+        // libstdc++'s `std::__throw_system_error` and the like: a throw.
+        || (name.starts_with("_ZSt") && name.contains("__throw_"))
 }
 
 /// The code of one module, as far as closed functions need it.
@@ -386,6 +411,8 @@ mod tests {
         assert!(allowed("printf"), "an event at every call");
         assert!(!allowed("fgets"), "stdio's hidden state, no event");
         assert!(!allowed("sqrtx"));
+        assert!(allowed("_ZSt20__throw_system_errori"), "a throw");
+        assert!(allowed("_Znwm"), "operator new");
     }
 
     #[test]
