@@ -459,6 +459,20 @@ fn one_time_initialisation_reached_at_once_replays() {
     }
 }
 
+/// Futex waits and wakes through `syscall` (C++20 semaphores in libstdc++'s
+/// headers): each wait's result (slept, woken, EAGAIN) is the recorded one
+/// at replay, so the counts the program prints are (6 of 10 recordings of
+/// a semaphore ping-pong diverged when the calls were made for real).
+#[test]
+fn futex_calls_through_syscall_replay_their_results() {
+    let exe = build("replay_futex");
+    for _ in 0..3 {
+        let rec = common::record(&exe, &["2000"]);
+        assert_eq!(rec.status, 0, "{}", rec.describe());
+        replay_all_modes(&rec);
+    }
+}
+
 /// `setpriority` and its raw system call on the thread's own id, which
 /// replay hands the program as recorded: the calls reach the replayed
 /// thread (they failed at replay, or reniced whichever process had the id).

@@ -67,6 +67,7 @@ pub const fn after_blocking_call(kind: EventKind) -> bool {
             | EventKind::SemWait
             | EventKind::SpinLock
             | EventKind::ThreadJoin
+            | EventKind::FutexWait
     )
 }
 

@@ -22,7 +22,7 @@ use varint::{VarintError, unzigzag, zigzag};
 pub const THREAD_LOG_MAGIC: [u8; 8] = *b"RRLITE\0T";
 /// Version of the thread log and trace directory format. Readers reject
 /// larger versions; see docs/FORMAT.md for the rule.
-pub const FORMAT_VERSION: u16 = 6;
+pub const FORMAT_VERSION: u16 = 7;
 /// The first version whose entries use [`EntryLayout::Predicted`].
 pub const PREDICTED_SINCE: u16 = 5;
 /// The first version with stepped accesses (tag bits 7-6 `01`: a compact

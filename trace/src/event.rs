@@ -180,6 +180,16 @@ event_kinds! {
     /// locked one); address and size: the object; payload: the call's
     /// result (0, or the error, such as EBUSY).
     SyncDestroy = 41, Write, true, "sync-destroy";
+    /// A futex wait made through `syscall(SYS_futex, ...)` by the program
+    /// (C++20's semaphores, latches and `atomic::wait` in libstdc++'s
+    /// headers): reads the futex word; logged when the call returned;
+    /// payload: the kernel's result (0, or -errno: EAGAIN when the word had
+    /// changed, ETIMEDOUT), which replay returns without waiting.
+    FutexWait = 42, Read, true, "futex-wait";
+    /// A futex wake made the same way: writes the futex word (a wait that
+    /// returned after it comes after it); payload: the threads woken, or
+    /// -errno.
+    FutexWake = 43, Write, true, "futex-wake";
 }
 
 impl EventKind {

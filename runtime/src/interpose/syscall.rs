@@ -13,7 +13,10 @@ use core::ffi::{c_long, c_uint};
 
 use libc::{clockid_t, size_t, timespec, timeval};
 
+use rr_lite_trace::EventKind;
+
 use super::{input, misc};
+use crate::events::{self, Replayed};
 
 /// The entry: the C signature is `long syscall(long number, ...)`, the
 /// number and up to six arguments, the sixth on the stack above the return
@@ -103,7 +106,61 @@ fn recorded(number: c_long, a: [c_long; 6], site: u64) -> Option<c_long> {
             site,
         )),
         libc::SYS_time => misc::time_impl(a[0] as *mut libc::time_t, site),
+        libc::SYS_futex if !crate::own_code::in_openmp_runtime(site) => futex(a, site)?,
         _ => return None,
+    })
+}
+
+/// A futex wait or wake the program makes itself (libstdc++'s headers make
+/// them for C++20's semaphores, latches and `atomic::wait`): an event on
+/// the futex word, whose result replay returns. The wait's result decides
+/// what the program does next (libstdc++ reads `errno` after -1), and at
+/// replay the wait does not sleep: it waits for the events the recorded
+/// one came after (the wake, the store that changed the word) and returns
+/// the recorded result. Other operations (requeue, priority inheritance)
+/// are made as they are; libomp's own waits are not events.
+fn futex(a: [c_long; 6], site: u64) -> Option<c_long> {
+    const WAIT: c_long = libc::FUTEX_WAIT as c_long;
+    const WAKE: c_long = libc::FUTEX_WAKE as c_long;
+    const WAIT_BITSET: c_long = libc::FUTEX_WAIT_BITSET as c_long;
+    const WAKE_BITSET: c_long = libc::FUTEX_WAKE_BITSET as c_long;
+    let op =
+        a[1] & !(c_long::from(libc::FUTEX_PRIVATE_FLAG) | c_long::from(libc::FUTEX_CLOCK_REALTIME));
+    let word = a[0] as u64;
+    // The kernel's result (-errno on failure), as the payload.
+    let call = || {
+        let r = raw(libc::SYS_futex, a);
+        if r == -1 {
+            -c_long::from(crate::sys::errno())
+        } else {
+            r
+        }
+    };
+    let kernel = match op {
+        WAIT | WAIT_BITSET => events::log_after_blocking_call(
+            EventKind::FutexWait,
+            word,
+            site,
+            call,
+            |&r| Some(r as u64),
+            |p| Replayed::Return(p as c_long),
+        ),
+        WAKE | WAKE_BITSET => events::log_after_call_or_recorded(
+            EventKind::FutexWake,
+            word,
+            0,
+            site,
+            call,
+            |&r| r as u64,
+            |p| Replayed::Return(p as c_long),
+        ),
+        _ => return None,
+    };
+    Some(if kernel < 0 {
+        crate::sys::set_errno(-kernel as i32);
+        -1
+    } else {
+        kernel
     })
 }
 

@@ -151,6 +151,8 @@ pub const fn replay_needs_payload(kind: EventKind) -> bool {
             | Input
             | SyncInit
             | SyncDestroy
+            | FutexWait
+            | FutexWake
     )
 }
 
