@@ -11,6 +11,8 @@ static START: AtomicUsize = AtomicUsize::new(0);
 static END: AtomicUsize = AtomicUsize::new(0);
 static OPENMP_START: AtomicUsize = AtomicUsize::new(0);
 static OPENMP_END: AtomicUsize = AtomicUsize::new(0);
+static PROGRAM_START: AtomicUsize = AtomicUsize::new(0);
+static PROGRAM_END: AtomicUsize = AtomicUsize::new(0);
 
 /// What [`visit`] looks for (the module loaded at `base`) and finds (its
 /// executable segment).
@@ -121,6 +123,18 @@ pub(crate) fn locate() {
     if let Some((start, end)) = code_of_module(b"libomp.so") {
         set_openmp_runtime(start, end);
     }
+    // The loader lists the executable first, by the empty name.
+    if let Some((start, end)) = code_of_module(b"") {
+        PROGRAM_START.store(start, Ordering::Relaxed);
+        PROGRAM_END.store(end, Ordering::Release);
+    }
+}
+
+/// Whether `pc` lies in the executable's own code (not a library's).
+#[inline]
+pub(crate) fn in_program(pc: u64) -> bool {
+    let pc = pc as usize;
+    pc >= PROGRAM_START.load(Ordering::Relaxed) && pc < PROGRAM_END.load(Ordering::Acquire)
 }
 
 /// True when `pc` is in the runtime's code.

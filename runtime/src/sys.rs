@@ -348,7 +348,19 @@ pub(crate) fn mmap_raw(
 ) -> *mut core::ffi::c_void {
     // SAFETY: the kernel checks every argument; an error comes back as a
     // negative value, which is MAP_FAILED (-1) or another small negative.
-    let r = unsafe { libc::syscall(libc::SYS_mmap, addr, len, prot, flags, fd, offset) };
+    let r = unsafe {
+        kernel(
+            libc::SYS_mmap,
+            [
+                addr as i64,
+                len as i64,
+                prot.into(),
+                flags.into(),
+                fd.into(),
+                offset,
+            ],
+        )
+    };
     if (-4095..0).contains(&r) {
         set_errno(-r as i32);
         libc::MAP_FAILED
@@ -357,20 +369,60 @@ pub(crate) fn mmap_raw(
     }
 }
 
+/// System call `number` with `args` by the `syscall` instruction: the
+/// kernel's result (-errno on failure), `errno` untouched. No call, no
+/// stack: a new thread maps its runtime stack with these while still on the
+/// program's stack, where anything written stays for the program to find
+/// (`tests/c/replay_stale_stack.c`).
+///
+/// # Safety
+/// As the system call's: the caller vouches for its arguments.
+pub(crate) unsafe fn kernel(number: i64, args: [i64; 6]) -> i64 {
+    let result: i64;
+    // SAFETY: the caller's system call; the kernel clobbers only rcx and
+    // r11 besides rax, and uses no user stack.
+    unsafe {
+        core::arch::asm!(
+            "syscall",
+            inlateout("rax") number => result,
+            in("rdi") args[0],
+            in("rsi") args[1],
+            in("rdx") args[2],
+            in("r10") args[3],
+            in("r8") args[4],
+            in("r9") args[5],
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    result
+}
+
 /// mprotect of the runtime's own mapping, as a raw system call.
 pub(crate) fn mprotect_raw(addr: usize, len: usize, prot: i32) {
     // SAFETY: changes the protection of a range the runtime mapped itself.
-    unsafe { libc::syscall(libc::SYS_mprotect, addr, len, prot) };
+    unsafe {
+        kernel(
+            libc::SYS_mprotect,
+            [addr as i64, len as i64, prot.into(), 0, 0, 0],
+        )
+    };
 }
 
 /// madvise of the runtime's own mapping, as a raw system call.
 pub(crate) fn madvise_raw(addr: usize, len: usize, advice: i32) {
     // SAFETY: advice on a range the runtime mapped itself.
-    unsafe { libc::syscall(libc::SYS_madvise, addr, len, advice) };
+    unsafe {
+        kernel(
+            libc::SYS_madvise,
+            [addr as i64, len as i64, advice.into(), 0, 0, 0],
+        )
+    };
 }
 
 /// munmap as a raw system call (see [`mmap_raw`]).
 pub(crate) fn munmap_raw(addr: *mut core::ffi::c_void, len: usize) {
     // SAFETY: unmapping a range the runtime mapped itself.
-    unsafe { libc::syscall(libc::SYS_munmap, addr, len) };
+    unsafe { kernel(libc::SYS_munmap, [addr as i64, len as i64, 0, 0, 0, 0]) };
 }

@@ -55,6 +55,17 @@ extern "C" fn syscall_impl(
     if crate::own_code::contains(site) {
         return raw(number, args);
     }
+    program_call(number, args, site)
+}
+
+/// A call the program made. Not inlined: the runtime's own calls (some on
+/// the program's stack, such as a new thread's before it moves to the
+/// runtime's stack) then use only [`syscall_impl`]'s small frame, and leave
+/// nothing where the program's code looks (`replay_stale_stack.c`: record
+/// mode's calls left return addresses 4 KiB down a new thread's stack once
+/// this path grew).
+#[inline(never)]
+fn program_call(number: c_long, args: [c_long; 6], site: u64) -> c_long {
     recorded(number, args, site).unwrap_or_else(|| raw(number, with_real_ids(number, args)))
 }
 
@@ -86,7 +97,12 @@ fn with_real_ids(number: c_long, mut a: [c_long; 6]) -> [c_long; 6] {
 }
 
 /// The result of a call whose wrapper the runtime records, made through
-/// that wrapper's recording; None for every other number.
+/// that wrapper's recording; None for every other number. Not inlined: the
+/// runtime's own `syscall` calls (its futex waits, made on whichever stack
+/// it runs on, sometimes the program's at a thread's start) then take no
+/// more of the stack than [`syscall_impl`]'s own frame, the same in record
+/// and replay (`stack_bytes_the_program_never_wrote_replay`).
+#[inline(never)]
 fn recorded(number: c_long, a: [c_long; 6], site: u64) -> Option<c_long> {
     Some(match number {
         libc::SYS_gettid => c_long::from(misc::gettid_impl(site)),
@@ -106,7 +122,7 @@ fn recorded(number: c_long, a: [c_long; 6], site: u64) -> Option<c_long> {
             site,
         )),
         libc::SYS_time => misc::time_impl(a[0] as *mut libc::time_t, site),
-        libc::SYS_futex if !crate::own_code::in_openmp_runtime(site) => futex(a, site)?,
+        libc::SYS_futex if crate::own_code::in_program(site) => futex(a, site)?,
         _ => return None,
     })
 }
@@ -118,7 +134,11 @@ fn recorded(number: c_long, a: [c_long; 6], site: u64) -> Option<c_long> {
 /// replay the wait does not sleep: it waits for the events the recorded
 /// one came after (the wake, the store that changed the word) and returns
 /// the recorded result. Other operations (requeue, priority inheritance)
-/// are made as they are; libomp's own waits are not events.
+/// are made as they are, and so are the calls libraries make (libstdc++'s
+/// static guards, libomp): their waits pace their own threads, as often as
+/// timing makes them, and are not events. Only the executable's calls are:
+/// those the headers put in the program's code.
+#[inline(never)]
 fn futex(a: [c_long; 6], site: u64) -> Option<c_long> {
     const WAIT: c_long = libc::FUTEX_WAIT as c_long;
     const WAKE: c_long = libc::FUTEX_WAKE as c_long;
@@ -167,25 +187,9 @@ fn futex(a: [c_long; 6], site: u64) -> Option<c_long> {
 /// System call `number` with `args`, as glibc's `syscall` makes it: -1
 /// with `errno` set for a result in -4095..-1.
 fn raw(number: c_long, args: [c_long; 6]) -> c_long {
-    let result: c_long;
     // SAFETY: the caller asked for exactly this system call with these
-    // arguments (what the C library's `syscall` would do); the kernel
-    // clobbers only rcx and r11 besides rax, and uses no user stack.
-    unsafe {
-        core::arch::asm!(
-            "syscall",
-            inlateout("rax") number => result,
-            in("rdi") args[0],
-            in("rsi") args[1],
-            in("rdx") args[2],
-            in("r10") args[3],
-            in("r8") args[4],
-            in("r9") args[5],
-            lateout("rcx") _,
-            lateout("r11") _,
-            options(nostack),
-        );
-    }
+    // arguments (what the C library's `syscall` would do).
+    let result = unsafe { crate::sys::kernel(number, args) };
     if (-4095..0).contains(&result) {
         crate::sys::set_errno(-result as i32);
         return -1;
