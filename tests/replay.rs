@@ -495,11 +495,38 @@ fn scheduler_calls_by_thread_id_reach_the_replayed_thread() {
 /// C++ compiler (g++); without one the test says so and passes.
 #[test]
 fn cxx_random_device_numbers_replay() {
-    let exe = common::scratch().join("bin").join("replay_random_device");
+    let Some(exe) = build_cxx("replay_random_device") else {
+        return;
+    };
+    for _ in 0..2 {
+        let rec = record_within(&exe, &[], LIMIT);
+        assert_eq!(rec.status, 0, "{}", rec.describe());
+        replay_all_modes(&rec);
+    }
+}
+
+/// Threads making the first `std::endl` at once (libstdc++'s lazily filled
+/// widen table, `tests/c/replay_first_endl.cpp`) replay exactly. Needs g++.
+#[test]
+fn cxx_first_endl_in_several_threads_replays() {
+    let Some(exe) = build_cxx("replay_first_endl") else {
+        return;
+    };
+    for _ in 0..4 {
+        let rec = record_within(&exe, &[], LIMIT);
+        assert_eq!(rec.status, 0, "{}", rec.describe());
+        replay_all_modes(&rec);
+    }
+}
+
+/// `tests/c/NAME.cpp` built with `rr-lite c++`, or None (said) without a
+/// C++ compiler.
+fn build_cxx(name: &str) -> Option<PathBuf> {
+    let exe = common::scratch().join("bin").join(name);
     std::fs::create_dir_all(exe.parent().unwrap()).unwrap();
     let out = rr_command()
         .args(["c++", "-O2", "-g", "-pthread"])
-        .arg(common::c_dir().join("replay_random_device.cpp"))
+        .arg(common::c_dir().join(format!("{name}.cpp")))
         .arg("-o")
         .arg(&exe)
         .output()
@@ -508,15 +535,11 @@ fn cxx_random_device_numbers_replay() {
         let why = text(&out.stderr);
         if why.contains("not found") || why.contains("No such file") {
             eprintln!("SKIPPED: no C++ compiler: {why}");
-            return;
+            return None;
         }
         panic!("{}", describe("rr-lite c++", &out));
     }
-    for _ in 0..2 {
-        let rec = record_within(&exe, &[], LIMIT);
-        assert_eq!(rec.status, 0, "{}", rec.describe());
-        replay_all_modes(&rec);
-    }
+    Some(exe)
 }
 
 /// `rr-lite ARGS...` started by a shell with `redirect` (a descriptor left

@@ -356,4 +356,6 @@ real_functions! {
     fn arc4random_buf(buf: *mut c_void, n: size_t) -> ();
     fn _ZNSt13random_device9_M_getvalEv(device: *mut c_void) -> core::ffi::c_uint;
     fn _ZNSt13random_device16_M_getval_pretr1Ev(device: *mut c_void) -> core::ffi::c_uint;
+    fn _ZNKSt5ctypeIcE13_M_widen_initEv(ctype: *const c_void) -> ();
+    fn _ZNKSt5ctypeIcE14_M_narrow_initEv(ctype: *const c_void) -> ();
 }

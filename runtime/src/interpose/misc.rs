@@ -72,6 +72,53 @@ extern "C" fn random_device_getval_pretr1_impl(device: *mut c_void, site: u64) -
 }
 with_site!(_ZNSt13random_device16_M_getval_pretr1Ev => random_device_getval_pretr1_impl, "rsi");
 
+/// libstdc++'s `ctype<char>` fills its widen and narrow tables on first use,
+/// inside the library, where no hook sees it, while the header code the
+/// program inlines reads each table's flag and then the table or the call:
+/// a thread that found a table filled at record and not yet at replay took
+/// the other path (four threads' first `cout << ... << endl`: one recording
+/// in four or ten diverged). Each filling call is a write of its flag and
+/// table, so the reads that found them filled come after it, as recorded.
+/// Offsets and lengths in the object (its layout is part of libstdc++'s ABI):
+/// `_M_widen_ok` and `_M_widen[256]`, `_M_narrow[256]` and `_M_narrow_ok`.
+const CTYPE_WIDEN: (u64, u64) = (56, 257);
+const CTYPE_NARROW: (u64, u64) = (313, 257);
+
+fn ctype_table_filled(
+    ctype: *const c_void,
+    (offset, len): (u64, u64),
+    site: u64,
+    op: impl FnOnce(),
+) {
+    // Its inside (a memcpy of the table it builds) is no event: this one
+    // stands for it.
+    let op = || events::quietly(op);
+    log_after_call(
+        EventKind::WriteRange,
+        ctype as u64 + offset,
+        len,
+        site,
+        op,
+        |_| 0,
+    );
+}
+
+extern "C" fn ctype_widen_init_impl(ctype: *const c_void, site: u64) {
+    // SAFETY: forwarding the program's facet.
+    ctype_table_filled(ctype, CTYPE_WIDEN, site, || unsafe {
+        real::_ZNKSt5ctypeIcE13_M_widen_initEv(ctype)
+    })
+}
+with_site!(_ZNKSt5ctypeIcE13_M_widen_initEv => ctype_widen_init_impl, "rsi");
+
+extern "C" fn ctype_narrow_init_impl(ctype: *const c_void, site: u64) {
+    // SAFETY: forwarding the program's facet.
+    ctype_table_filled(ctype, CTYPE_NARROW, site, || unsafe {
+        real::_ZNKSt5ctypeIcE14_M_narrow_initEv(ctype)
+    })
+}
+with_site!(_ZNKSt5ctypeIcE14_M_narrow_initEv => ctype_narrow_init_impl, "rsi");
+
 /// `arc4random` and `arc4random_uniform` (glibc 2.36): numbers from the
 /// kernel's randomness, different in every run.
 extern "C" fn arc4random_impl(site: u64) -> u32 {
