@@ -157,6 +157,21 @@ pub fn section_code(trace: &TraceDir) -> Option<rr_lite_splitter::SectionCode> {
     )))
 }
 
+/// The pairs and sync points of `trace` (`place_sync_points`), gathering
+/// what the plans need, with sections floating where the options let them.
+fn place_points(
+    trace: &TraceDir,
+    options: &SplitOptions,
+    progress: &dyn Progress,
+) -> rr_lite_splitter::Result<(rr_lite_splitter::Analysis, rr_lite_splitter::SyncPlan)> {
+    let analyzer = Analyzer::gathering_at_most(options, max_plan_points())?;
+    let analyzer = match section_code(trace) {
+        Some(code) => analyzer.floating_sections(code),
+        None => analyzer,
+    };
+    rr_lite_splitter::place_sync_points(trace, analyzer, progress)
+}
+
 /// Splits `trace` and builds its kept plans in one pass over its global
 /// order: the split's statistics go to `<trace>/split/stats.json` and the
 /// plans to `<trace>/plans/`, replacing earlier ones (the caller holds the
@@ -168,12 +183,20 @@ pub fn split_and_plan(
     progress: &dyn Progress,
 ) -> Result<SplitStats, ReplayError> {
     let start = std::time::Instant::now();
-    let analyzer = Analyzer::gathering_at_most(options, max_plan_points())?;
-    let analyzer = match section_code(trace) {
-        Some(code) => analyzer.floating_sections(code),
-        None => analyzer,
+    let (mut analysis, sync) = match place_points(trace, options, progress) {
+        // A floated section's lock is a point (its held-back pairs order
+        // the sequential turns): a trace with more of them than plans may
+        // hold is split again with every lock in the recorded order, which
+        // needs none (the statistics say so).
+        Err(rr_lite_splitter::SplitError::TooManyPlanPoints { .. }) if options.float_sections => {
+            let in_order = SplitOptions {
+                float_sections: false,
+                ..*options
+            };
+            place_points(trace, &in_order, progress)?
+        }
+        result => result?,
     };
-    let (mut analysis, sync) = rr_lite_splitter::place_sync_points(trace, analyzer, progress)?;
     progress.stage(Stage::Writing);
     // The pairs are in the plan now; plans are built thread by thread from
     // what each thread's points take, freed as they go.

@@ -10,20 +10,26 @@
 //!
 //! # Algorithm
 //!
-//! At a lock `L` of mutex `m` by thread `t` whose candidate pair comes from
-//! the last unlock `U` of `m` by another thread (and `t` does not already
-//! come after `U`), the pair `U -> L` is held back from the reduction: `t`
-//! does not join `U`'s clock, and its section is *open*. While it is open,
-//! its events go through the reduction as usual. The section *floats* (the
-//! pair is dropped for good) if every event up to and including its unlock
-//! of `m` is a plain memory access ([`inert`]) and keeps no pair: the
-//! holder then never waits, blocks or calls anything while it holds `m`.
-//! Otherwise it is *promoted* at its first other event `E`: `L` gets a pair
-//! from every other thread's last unlock of `m` (before `L`), less those
-//! `t` already came after at `L`, and `t` joins their clocks after `E` (its
-//! events between `L` and `E` published smaller clocks: other threads only
-//! keep more pairs from them). So a promoted section waits for every
-//! section of `m` before it, floated or not, as recorded.
+//! At a lock `L` of mutex `m` by thread `t`, the pairs to `L` from every
+//! other thread's last unlock of `m` that `t` does not already come after
+//! (less those another of them comes after) are *held back*: taken out of
+//! `L`'s candidates, not joined into `t`'s clock, and given to the
+//! collector as nested waits of `L` (for the sequential order only). The
+//! section is then *open*, and its events go through the reduction as
+//! usual. It *floats* (the held-back pairs are dropped for good) if every
+//! event up to and including its unlock of `m` is a plain memory access
+//! ([`inert`]) that keeps no pair, and [`SectionCode`] says the code
+//! between the lock's and the unlock's call sites is all instrumented: the
+//! holder then never waits, blocks or touches state the trace cannot see
+//! while it holds `m`. Otherwise it is *promoted* at its first other event
+//! `E`: `L` keeps the held-back pairs, `t` joins their clocks after `E`
+//! (its events between `L` and `E` published smaller clocks: other threads
+//! only keep more pairs from them), and `E`'s own kept pairs that they
+//! imply are dropped. So a promoted section waits for every section of `m`
+//! before it, floated or not, as recorded.
+//!
+//! State: per mutex, each thread's last unlock (as many as threads that
+//! unlocked it); per thread, its open section and the pairs held back.
 //!
 //! Replay cannot deadlock on a floated section: a thread blocked on the
 //! real mutex waits either for a floated holder, which runs to its unlock
@@ -33,10 +39,11 @@
 //! back in the recorded order at every step, a cycle cannot close.
 //!
 //! A mutex that is ever tried (`MutexTryLock`: trylocks, failed locks,
-//! one-time initialisation's claims) never floats from then on: a floated
-//! section taken early would change what a later try returns. Sequential
-//! replay runs the sections in the recorded order: the held-back pair is a
-//! nested wait of `L` (`crate::recorded`), which the total order keeps and
+//! one-time initialisation's claims) never floats from then on, and each
+//! of its tries and locks keeps the pairs from every earlier section: a
+//! floated section taken early would change what a try returns. Sequential
+//! replay runs the sections in the recorded order: the held-back pairs are
+//! nested waits of `L` (`crate::recorded`), which the total order keeps and
 //! the plans do not.
 //!
 //! # Invariants
