@@ -519,6 +519,20 @@ fn cxx_first_endl_in_several_threads_replays() {
     }
 }
 
+/// `std::promise` and `std::future` across threads: the getter sleeps in
+/// libstdc++, the setter's wake is an event, and replay wakes for real.
+#[test]
+fn cxx_futures_set_by_other_threads_replay() {
+    let Some(exe) = build_cxx("replay_future") else {
+        return;
+    };
+    for _ in 0..3 {
+        let rec = record_within(&exe, &[], LIMIT);
+        assert_eq!(rec.status, 0, "{}", rec.describe());
+        replay_all_modes(&rec);
+    }
+}
+
 /// `tests/c/NAME.cpp` built with `rr-lite c++`, or None (said) without a
 /// C++ compiler.
 fn build_cxx(name: &str) -> Option<PathBuf> {

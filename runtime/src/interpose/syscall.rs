@@ -165,6 +165,9 @@ fn futex(a: [c_long; 6], site: u64) -> Option<c_long> {
             |&r| Some(r as u64),
             |p| Replayed::Return(p as c_long),
         ),
+        // Replay wakes for real (a thread may sleep in a wait that is no
+        // event: libstdc++'s future waits inside the library, its wakes in
+        // the program's headers) and returns the recorded count.
         WAKE | WAKE_BITSET => events::log_after_call_or_recorded(
             EventKind::FutexWake,
             word,
@@ -172,7 +175,10 @@ fn futex(a: [c_long; 6], site: u64) -> Option<c_long> {
             site,
             call,
             |&r| r as u64,
-            |p| Replayed::Return(p as c_long),
+            |p| {
+                raw(libc::SYS_futex, a);
+                Replayed::Return(p as c_long)
+            },
         ),
         _ => return None,
     };
