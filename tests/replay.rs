@@ -495,38 +495,30 @@ fn scheduler_calls_by_thread_id_reach_the_replayed_thread() {
 /// C++ compiler (g++); without one the test says so and passes.
 #[test]
 fn cxx_random_device_numbers_replay() {
-    let Some(exe) = build_cxx("replay_random_device") else {
-        return;
-    };
-    for _ in 0..2 {
-        let rec = record_within(&exe, &[], LIMIT);
-        assert_eq!(rec.status, 0, "{}", rec.describe());
-        replay_all_modes(&rec);
-    }
+    records_cxx_and_replays("replay_random_device", 2);
 }
 
 /// Threads making the first `std::endl` at once (libstdc++'s lazily filled
 /// widen table, `tests/c/replay_first_endl.cpp`) replay exactly. Needs g++.
 #[test]
 fn cxx_first_endl_in_several_threads_replays() {
-    let Some(exe) = build_cxx("replay_first_endl") else {
-        return;
-    };
-    for _ in 0..4 {
-        let rec = record_within(&exe, &[], LIMIT);
-        assert_eq!(rec.status, 0, "{}", rec.describe());
-        replay_all_modes(&rec);
-    }
+    records_cxx_and_replays("replay_first_endl", 4);
 }
 
 /// `std::promise` and `std::future` across threads: the getter sleeps in
 /// libstdc++, the setter's wake is an event, and replay wakes for real.
 #[test]
 fn cxx_futures_set_by_other_threads_replay() {
-    let Some(exe) = build_cxx("replay_future") else {
+    records_cxx_and_replays("replay_future", 3);
+}
+
+/// `tests/c/NAME.cpp` recorded `recordings` times, each replayed in every
+/// mode; said and passed without a C++ compiler.
+fn records_cxx_and_replays(name: &str, recordings: usize) {
+    let Some(exe) = build_cxx(name) else {
         return;
     };
-    for _ in 0..3 {
+    for _ in 0..recordings {
         let rec = record_within(&exe, &[], LIMIT);
         assert_eq!(rec.status, 0, "{}", rec.describe());
         replay_all_modes(&rec);
