@@ -114,6 +114,15 @@ pub(crate) fn real_tid(tid: libc::pid_t) -> libc::pid_t {
     tid
 }
 
+/// The real thread or process for `id` as the program knows it, for the
+/// calls that take either (`setpriority`, the `sched_*` calls).
+pub(crate) fn real_id(id: libc::pid_t) -> libc::pid_t {
+    match real_tid(id) {
+        same if same == id => real_pid(id),
+        real => real,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,12 +7,35 @@
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-static START: AtomicUsize = AtomicUsize::new(0);
-static END: AtomicUsize = AtomicUsize::new(0);
-static OPENMP_START: AtomicUsize = AtomicUsize::new(0);
-static OPENMP_END: AtomicUsize = AtomicUsize::new(0);
-static PROGRAM_START: AtomicUsize = AtomicUsize::new(0);
-static PROGRAM_END: AtomicUsize = AtomicUsize::new(0);
+/// A module's executable segment, set once at start-up (empty until then).
+struct CodeRange {
+    start: AtomicUsize,
+    end: AtomicUsize,
+}
+
+impl CodeRange {
+    const fn new() -> CodeRange {
+        CodeRange {
+            start: AtomicUsize::new(0),
+            end: AtomicUsize::new(0),
+        }
+    }
+
+    fn set(&self, (start, end): (usize, usize)) {
+        self.start.store(start, Ordering::Relaxed);
+        self.end.store(end, Ordering::Release);
+    }
+
+    #[inline]
+    fn contains(&self, pc: u64) -> bool {
+        let pc = pc as usize;
+        pc >= self.start.load(Ordering::Relaxed) && pc < self.end.load(Ordering::Acquire)
+    }
+}
+
+static OWN: CodeRange = CodeRange::new();
+static OPENMP: CodeRange = CodeRange::new();
+static PROGRAM: CodeRange = CodeRange::new();
 
 /// What [`visit`] looks for (the module loaded at `base`) and finds (its
 /// executable segment).
@@ -116,38 +139,33 @@ pub(crate) fn code_of_module(prefix: &'static [u8]) -> Option<(usize, usize)> {
 /// makes first, its own sleeping and waking are then known for what they
 /// are (`__kmpc_fork_teams`, not interposed, starts threads too).
 pub(crate) fn locate() {
-    if let Some((start, end)) = code_of(locate as *const () as usize) {
-        START.store(start, Ordering::Relaxed);
-        END.store(end, Ordering::Release);
+    if let Some(code) = code_of(locate as *const () as usize) {
+        OWN.set(code);
     }
-    if let Some((start, end)) = code_of_module(b"libomp.so") {
-        set_openmp_runtime(start, end);
+    if let Some(code) = code_of_module(b"libomp.so") {
+        OPENMP.set(code);
     }
     // The loader lists the executable first, by the empty name.
-    if let Some((start, end)) = code_of_module(b"") {
-        PROGRAM_START.store(start, Ordering::Relaxed);
-        PROGRAM_END.store(end, Ordering::Release);
+    if let Some(code) = code_of_module(b"") {
+        PROGRAM.set(code);
     }
 }
 
 /// Whether `pc` lies in the executable's own code (not a library's).
 #[inline]
 pub(crate) fn in_program(pc: u64) -> bool {
-    let pc = pc as usize;
-    pc >= PROGRAM_START.load(Ordering::Relaxed) && pc < PROGRAM_END.load(Ordering::Acquire)
+    PROGRAM.contains(pc)
 }
 
 /// True when `pc` is in the runtime's code.
 #[inline]
 pub(crate) fn contains(pc: u64) -> bool {
-    let pc = pc as usize;
-    pc >= START.load(Ordering::Relaxed) && pc < END.load(Ordering::Acquire)
+    OWN.contains(pc)
 }
 
 /// Remembers libomp's code.
 pub(crate) fn set_openmp_runtime(start: usize, end: usize) {
-    OPENMP_START.store(start, Ordering::Relaxed);
-    OPENMP_END.store(end, Ordering::Release);
+    OPENMP.set((start, end));
 }
 
 /// Whether `pc` (a call's return address, or an instruction) lies in
@@ -156,6 +174,5 @@ pub(crate) fn set_openmp_runtime(start: usize, end: usize) {
 /// how often they happen depends on timing, so they are not events.
 #[inline]
 pub(crate) fn in_openmp_runtime(pc: u64) -> bool {
-    let pc = pc as usize;
-    pc >= OPENMP_START.load(Ordering::Relaxed) && pc < OPENMP_END.load(Ordering::Acquire)
+    OPENMP.contains(pc)
 }

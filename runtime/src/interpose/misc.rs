@@ -518,17 +518,9 @@ pub extern "C" fn sigqueue(pid: libc::pid_t, sig: c_int, value: libc::sigval) ->
 // process on the machine that replays (setpriority on it, as root, reniced
 // that process). No event, as above.
 
-/// The real thread or process for `id` as the program knows it.
-pub(super) fn real_id(id: libc::pid_t) -> libc::pid_t {
-    match crate::ids::real_tid(id) {
-        same if same == id => crate::ids::real_pid(id),
-        real => real,
-    }
-}
-
 fn real_who(which: c_int, who: libc::id_t) -> libc::id_t {
     if which == libc::PRIO_PROCESS as c_int {
-        real_id(who as libc::pid_t) as libc::id_t
+        crate::ids::real_id(who as libc::pid_t) as libc::id_t
     } else {
         who
     }
@@ -553,7 +545,7 @@ pub extern "C" fn sched_setaffinity(
     mask: *const libc::cpu_set_t,
 ) -> c_int {
     // SAFETY: forwarding.
-    unsafe { real::sched_setaffinity(real_id(pid), size, mask) }
+    unsafe { real::sched_setaffinity(crate::ids::real_id(pid), size, mask) }
 }
 
 #[unsafe(no_mangle)]
@@ -563,25 +555,25 @@ pub extern "C" fn sched_setscheduler(
     param: *const libc::sched_param,
 ) -> c_int {
     // SAFETY: forwarding.
-    unsafe { real::sched_setscheduler(real_id(pid), policy, param) }
+    unsafe { real::sched_setscheduler(crate::ids::real_id(pid), policy, param) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn sched_getscheduler(pid: libc::pid_t) -> c_int {
     // SAFETY: forwarding.
-    unsafe { real::sched_getscheduler(real_id(pid)) }
+    unsafe { real::sched_getscheduler(crate::ids::real_id(pid)) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn sched_setparam(pid: libc::pid_t, param: *const libc::sched_param) -> c_int {
     // SAFETY: forwarding.
-    unsafe { real::sched_setparam(real_id(pid), param) }
+    unsafe { real::sched_setparam(crate::ids::real_id(pid), param) }
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn sched_getparam(pid: libc::pid_t, param: *mut libc::sched_param) -> c_int {
     // SAFETY: forwarding.
-    unsafe { real::sched_getparam(real_id(pid), param) }
+    unsafe { real::sched_getparam(crate::ids::real_id(pid), param) }
 }
 
 /// exit() runs the program's exit handlers, which may still do recorded

@@ -75,7 +75,7 @@ fn program_call(number: c_long, args: [c_long; 6], site: u64) -> c_long {
 fn with_real_ids(number: c_long, mut a: [c_long; 6]) -> [c_long; 6] {
     let pid = |id: c_long| c_long::from(crate::ids::real_pid(id as libc::pid_t));
     let tid = |id: c_long| c_long::from(crate::ids::real_tid(id as libc::pid_t));
-    let either = |id: c_long| c_long::from(super::misc::real_id(id as libc::pid_t));
+    let either = |id: c_long| c_long::from(crate::ids::real_id(id as libc::pid_t));
     match number {
         libc::SYS_kill | libc::SYS_rt_sigqueueinfo => a[0] = pid(a[0]),
         libc::SYS_tgkill | libc::SYS_rt_tgsigqueueinfo => (a[0], a[1]) = (pid(a[0]), tid(a[1])),
@@ -147,15 +147,9 @@ fn futex(a: [c_long; 6], site: u64) -> Option<c_long> {
     let op =
         a[1] & !(c_long::from(libc::FUTEX_PRIVATE_FLAG) | c_long::from(libc::FUTEX_CLOCK_REALTIME));
     let word = a[0] as u64;
-    // The kernel's result (-errno on failure), as the payload.
-    let call = || {
-        let r = raw(libc::SYS_futex, a);
-        if r == -1 {
-            -c_long::from(crate::sys::errno())
-        } else {
-            r
-        }
-    };
+    // SAFETY: the program's own futex call, as it made it. The kernel's
+    // result (-errno on failure) is the payload.
+    let call = || unsafe { crate::sys::kernel(libc::SYS_futex, a) };
     let kernel = match op {
         WAIT | WAIT_BITSET => events::log_after_blocking_call(
             EventKind::FutexWait,
@@ -176,7 +170,7 @@ fn futex(a: [c_long; 6], site: u64) -> Option<c_long> {
             call,
             |&r| r as u64,
             |p| {
-                raw(libc::SYS_futex, a);
+                call();
                 Replayed::Return(p as c_long)
             },
         ),
