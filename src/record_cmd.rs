@@ -182,7 +182,7 @@ fn wrapper_help(lang: Language) -> String {
          every argument its own (--help included), adding -fsanitize=thread when it \
          compiles (without the function entry and exit hooks, which the runtime does not \
          need; with clang also the read-before-write hooks) and, when it links, the rr-lite runtime in place of libtsan (with an rpath \
-         to the runtime's cache directory). In a build: {make_var}=\"rr-lite {word}\" make, \
+         to the runtime's cache directory){cxx}. In a build: {make_var}=\"rr-lite {word}\" make, \
          or {make_var}={one_word} where one word is needed.\n\n\
          Environment:\n  \
          {var:<20} the real compiler (now: {real})\n  \
@@ -190,5 +190,13 @@ fn wrapper_help(lang: Language) -> String {
          (default: ~/.cache/rr-lite/runtime-<hash>)\n",
         real = toolchain::real_compiler(lang),
         dir = "RR_LITE_RUNTIME_DIR",
+        cxx = match lang {
+            Language::C => "",
+            Language::Cxx => {
+                " and a constructor that builds libstdc++'s lazily built locale state before \
+                 main (compiled once into the same directory), so that threads printing their \
+                 first numbers at once replay"
+            }
+        },
     )
 }

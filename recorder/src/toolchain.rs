@@ -40,7 +40,8 @@ pub fn real_compiler(lang: Language) -> String {
         .unwrap_or_else(|| default.to_string())
 }
 
-fn is_clang(compiler: &str) -> Result<bool, RecordError> {
+/// What `compiler --version` prints.
+fn version(compiler: &str) -> Result<String, RecordError> {
     let out = Command::new(compiler)
         .arg("--version")
         .output()
@@ -48,7 +49,7 @@ fn is_clang(compiler: &str) -> Result<bool, RecordError> {
             compiler: compiler.to_string(),
             source,
         })?;
-    Ok(String::from_utf8_lossy(&out.stdout).contains("clang"))
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// True when the invocation does not link.
@@ -98,6 +99,12 @@ fn inputs(args: &[OsString]) -> impl Iterator<Item = &OsString> {
         );
         !was_value && (*a == OsStr::new("-") || !a.to_string_lossy().starts_with('-'))
     })
+}
+
+/// True when the invocation links: it names an input and does not stop
+/// before linking.
+fn links(args: &[OsString]) -> bool {
+    !is_compile_only(args) && has_input(args)
 }
 
 /// True when the invocation names an input file.
@@ -183,7 +190,7 @@ pub fn added_flags(args: &[OsString], clang: bool, runtime_dir: &std::path::Path
         flags.extend([GCC_NO_FUNCTION_HOOKS, GCC_NO_INLINE_ATOMICS].map(OsString::from));
         flags.extend(GCC_NO_INLINE_STRING_FUNCTIONS.map(OsString::from));
     }
-    if !is_compile_only(args) && has_input(args) {
+    if links(args) {
         let mut lib_dir = OsString::from("-L");
         lib_dir.push(runtime_dir);
         // DT_RPATH, not DT_RUNPATH: LD_LIBRARY_PATH (cargo's, a user's) is
@@ -204,9 +211,18 @@ pub fn added_flags(args: &[OsString], clang: bool, runtime_dir: &std::path::Path
 pub fn compiler_command(lang: Language, args: &[OsString]) -> Result<Command, RecordError> {
     let compiler = real_compiler(lang);
     let runtime_dir = crate::runtime::install()?;
-    let clang = is_clang(&compiler)?;
+    let version = version(&compiler)?;
+    let clang = version.contains("clang");
     let mut cmd = Command::new(&compiler);
     cmd.args(args).args(added_flags(args, clang, &runtime_dir));
+    if lang == Language::Cxx && links(args) && crate::cxx_warm_up::wanted(args) {
+        cmd.args(crate::cxx_warm_up::object(
+            &compiler,
+            &version,
+            args,
+            &runtime_dir,
+        ));
+    }
     Ok(cmd)
 }
 
