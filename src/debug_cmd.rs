@@ -3,6 +3,7 @@
 //! becomes the recorded program; `__feed-stdin`, which pipes the recorded
 //! standard input to it; `__debug-event`, behind gdb's `rr-lite-event`).
 
+use crate::output::outln;
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::Path;
@@ -177,15 +178,15 @@ pub fn debug_event(args: &[OsString]) -> anyhow::Result<i32> {
         .unwrap_or(0);
     let mut symbols = crate::output::symbolizer(&trace)?;
     match event_at(&trace, DebugStop { thread, index }) {
-        Ok(event) => println!(
+        Ok(event) => outln!(
             "rr-lite: thread {thread}: next event t{thread}:{index} ({}); {index} of its {recorded} events done",
             describe_event(&event, &mut symbols),
         ),
-        Err(_) => println!("rr-lite: thread {thread}: all its {recorded} recorded events done"),
+        Err(_) => outln!("rr-lite: thread {thread}: all its {recorded} recorded events done"),
     }
     match next_sync_point(&trace, thread, index)? {
-        Some((at, what)) => println!("  its next sync point is t{thread}:{at}: {what}"),
-        None => println!("  it waits for no other thread from here on"),
+        Some((at, what)) => outln!("  its next sync point is t{thread}:{at}: {what}"),
+        None => outln!("  it waits for no other thread from here on"),
     }
     Ok(0)
 }

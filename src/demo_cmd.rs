@@ -3,6 +3,7 @@
 //! print different results, split a trace, and replay it in parallel and
 //! sequentially, checking that replay prints exactly what the recording did.
 
+use crate::output::{out, outln};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Instant;
@@ -28,7 +29,7 @@ fn rr_lite() -> anyhow::Result<PathBuf> {
 /// Runs `rr-lite ARGS...` in `dir`, echoing the command line.
 fn step(args: &[&str], dir: &Path, echo: bool) -> anyhow::Result<(Output, f64)> {
     if echo {
-        println!("\n$ rr-lite {}", args.join(" "));
+        outln!("\n$ rr-lite {}", args.join(" "));
     }
     let start = Instant::now();
     let out = Command::new(rr_lite()?)
@@ -77,11 +78,11 @@ fn write_source(dir: &Path) -> anyhow::Result<()> {
     let source = dir.join("racy_bank.c");
     std::fs::write(&source, DEMO_SOURCE)
         .with_context(|| format!("writing {}", source.display()))?;
-    println!(
+    outln!(
         "rr-lite demo in {}: four tellers and an auditor share a bank; the operation counter is racy,",
         dir.display()
     );
-    println!("so what the program prints depends on the interleaving of each run.");
+    outln!("so what the program prints depends on the interleaving of each run.");
     Ok(())
 }
 
@@ -112,9 +113,7 @@ fn build_program(dir: &Path) -> anyhow::Result<()> {
 /// earlier one, [`MAX_RECORDINGS`] at most; returns the recordings in order
 /// (at least one).
 fn record_until_outputs_differ(dir: &Path) -> anyhow::Result<Vec<Recording>> {
-    println!(
-        "\n$ rr-lite record -o trace-N ./racy_bank    (until two runs print different results)"
-    );
+    outln!("\n$ rr-lite record -o trace-N ./racy_bank    (until two runs print different results)");
     let mut recordings: Vec<Recording> = Vec::new();
     for n in 1..=MAX_RECORDINGS {
         let trace = format!("trace-{n}");
@@ -126,7 +125,7 @@ fn record_until_outputs_differ(dir: &Path) -> anyhow::Result<Vec<Recording>> {
             text(&out.stderr)
         );
         let stdout = text(&out.stdout);
-        println!("  {trace}: {}   ({secs:.2}s)", last_line(&stdout));
+        outln!("  {trace}: {}   ({secs:.2}s)", last_line(&stdout));
         let differs = recordings
             .iter()
             .any(|r| last_line(&r.stdout) != last_line(&stdout));
@@ -140,7 +139,7 @@ fn record_until_outputs_differ(dir: &Path) -> anyhow::Result<Vec<Recording>> {
         .iter()
         .all(|r| last_line(&r.stdout) == last_line(&first.stdout))
     {
-        println!("  (every run printed the same here; replay is still checked below)");
+        outln!("  (every run printed the same here; replay is still checked below)");
     }
     Ok(recordings)
 }
@@ -149,7 +148,7 @@ fn record_until_outputs_differ(dir: &Path) -> anyhow::Result<Vec<Recording>> {
 fn split(dir: &Path, trace: &str) -> anyhow::Result<()> {
     let (out, _) = step(&["split", trace], dir, true)?;
     ensure!(out.status.success(), "split failed:\n{}", text(&out.stderr));
-    print!("{}", text(&out.stdout));
+    out!("{}", text(&out.stdout));
     Ok(())
 }
 
@@ -171,8 +170,8 @@ fn replay_and_compare(dir: &Path, recordings: &[Recording]) -> anyhow::Result<bo
         let replayed = text(&out.stdout);
         let same = out.status.success() && replayed == recording.stdout;
         all_same &= same;
-        println!("  {}   ({secs:.2}s)", last_line(&replayed));
-        println!(
+        outln!("  {}   ({secs:.2}s)", last_line(&replayed));
+        outln!(
             "  {} the recording of {trace}",
             if same {
                 "identical to"
@@ -190,8 +189,8 @@ fn replay_and_compare(dir: &Path, recordings: &[Recording]) -> anyhow::Result<bo
 /// `rr-lite info` a trace, then where to look next.
 fn show_info(dir: &Path, trace: &str) -> anyhow::Result<()> {
     let (out, _) = step(&["info", trace], dir, true)?;
-    print!("{}", text(&out.stdout));
-    println!(
+    out!("{}", text(&out.stdout));
+    outln!(
         "\nThe traces stay in {}: `rr-lite dump {trace}` lists every event, `rr-lite graph {trace}` the dependencies.",
         dir.display()
     );

@@ -85,3 +85,36 @@ pub fn write_line(out: &mut impl Write, line: &str) -> anyhow::Result<bool> {
         Err(e) => Err(e).context("cannot write to standard output"),
     }
 }
+
+/// `println!` for a command's output: a closed pipe (`rr-lite split --json |
+/// head`) ends rr-lite quietly, with status 0, where `println!` panics;
+/// any other failure to write is an error message and status 1.
+macro_rules! outln {
+    () => {
+        $crate::output::print_out(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::output::print_out(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+pub(crate) use outln;
+
+/// `print!` as [`outln!`] does `println!`.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::output::print_out(format_args!($($arg)*))
+    };
+}
+pub(crate) use out;
+
+/// Writes `text` to standard output (see [`outln!`]).
+pub fn print_out(text: std::fmt::Arguments) {
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_fmt(text).and_then(|()| stdout.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("rr-lite: error: cannot write to standard output: {e}");
+        std::process::exit(i32::from(crate::ERROR_STATUS));
+    }
+}

@@ -2,6 +2,7 @@
 //! `rr_lite_splitter::races`), grouped by pair of call sites, each with its
 //! first occurrence as `T:N` ids that `replay --at` and `dump` take.
 
+use crate::output::outln;
 use std::path::PathBuf;
 
 use rr_lite_splitter::races::{HeapBlock, Race, RaceAccess, RaceFinder, RaceReport};
@@ -67,7 +68,7 @@ pub fn run(args: RacesArgs) -> anyhow::Result<i32> {
         .collect();
     if args.json {
         let json = serde_json::json!({ "races": races, "accesses": report.accesses });
-        println!("{}", serde_json::to_string_pretty(&json)?);
+        outln!("{}", serde_json::to_string_pretty(&json)?);
     } else {
         print_text(&races, &report, trace.path());
     }
@@ -117,14 +118,14 @@ fn location(addr: u64, blocks: &[HeapBlock], symbols: &mut Symbolizer) -> Option
 fn print_text(races: &[RaceOut], report: &RaceReport, trace: &std::path::Path) {
     let occurrences: u64 = races.iter().map(|r| r.count).sum();
     if races.is_empty() {
-        println!(
+        outln!(
             "no data races in {} ({} plain accesses checked)",
             trace.display(),
             report.accesses
         );
         return;
     }
-    println!(
+    outln!(
         "{} data race{} in {} ({occurrences} occurrences, {} plain accesses checked)",
         races.len(),
         if races.len() == 1 { "" } else { "s" },
@@ -132,17 +133,19 @@ fn print_text(races: &[RaceOut], report: &RaceReport, trace: &std::path::Path) {
         report.accesses
     );
     for (n, r) in races.iter().enumerate() {
-        println!();
-        println!(
+        outln!();
+        outln!(
             "race {}: {} at {} ({})",
             n + 1,
             r.first.access,
             r.first.site,
             r.first.event
         );
-        println!(
+        outln!(
             "     and {} at {} ({}), unordered",
-            r.second.access, r.second.site, r.second.event
+            r.second.access,
+            r.second.site,
+            r.second.event
         );
         let place = r.location.as_deref().unwrap_or("an address");
         let orders = if r.both_orders {
@@ -150,15 +153,16 @@ fn print_text(races: &[RaceOut], report: &RaceReport, trace: &std::path::Path) {
         } else {
             ""
         };
-        println!(
+        outln!(
             "  on {place} ({}); {} time{}{orders}",
             r.addr,
             r.count,
             if r.count == 1 { "" } else { "s" }
         );
-        println!(
+        outln!(
             "  look: rr-lite replay --at {} (then `continue` to {})",
-            r.first.event, r.second.event
+            r.first.event,
+            r.second.event
         );
     }
 }

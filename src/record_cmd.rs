@@ -1,5 +1,6 @@
 //! `rr-lite record` and the compiler wrappers.
 
+use crate::output::out;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -162,7 +163,7 @@ pub fn replay_name(dir: &std::path::Path) -> String {
 pub fn compiler(lang: Language, args: &[OsString]) -> anyhow::Result<i32> {
     use std::os::unix::process::CommandExt;
     if args.len() == 1 && args[0] == "--rr-help" {
-        print!("{}", wrapper_help(lang));
+        out!("{}", wrapper_help(lang));
         return Ok(0);
     }
     let mut cmd = toolchain::compiler_command(lang, args)?;

@@ -2,6 +2,7 @@
 //! replay plans in `<trace>/plans/` (statistics in `<trace>/split/`) and
 //! reports what it found.
 
+use crate::output::outln;
 use std::path::PathBuf;
 
 use rr_lite_splitter::{
@@ -93,7 +94,7 @@ pub fn run(args: SplitArgs) -> anyhow::Result<i32> {
         rr_lite_replayer::plans::split_and_plan(&trace, &args.analysis.options(), &bar)?
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&stats)?);
+        outln!("{}", serde_json::to_string_pretty(&stats)?);
     } else {
         print_summary(&stats, &trace);
     }
@@ -109,7 +110,7 @@ fn counts(c: &PairCounts) -> String {
 }
 
 fn print_summary(s: &SplitStats, trace: &TraceDir) {
-    println!(
+    outln!(
         "split {}: {} entries, {} threads, {} granules of {} bytes, {:.2} s ({:.1} M entries/s)",
         trace.path().display(),
         s.entries,
@@ -120,7 +121,7 @@ fn print_summary(s: &SplitStats, trace: &TraceDir) {
         s.entries_per_second / 1e6
     );
     if s.granule_finer_for_false_sharing {
-        println!(
+        outln!(
             "  at {} bytes: most pairs kept at {} joined different bytes of a granule (false \
              sharing), which replay would wait at (`--fixed-granule` keeps {})",
             s.granule,
@@ -128,12 +129,12 @@ fn print_summary(s: &SplitStats, trace: &TraceDir) {
             rr_lite_splitter::options::DEFAULT_GRANULE
         );
     }
-    println!("  pairs found (per granule): {}", counts(&s.pairs_found));
-    println!(
+    outln!("  pairs found (per granule): {}", counts(&s.pairs_found));
+    outln!(
         "  across threads:            {}",
         counts(&s.pairs_cross_thread)
     );
-    println!(
+    outln!(
         "  kept ({}):{:width$}{}",
         s.reduction,
         "",
@@ -141,7 +142,7 @@ fn print_summary(s: &SplitStats, trace: &TraceDir) {
         width = 19 - s.reduction.name().len()
     );
     let points: u64 = s.sync_points_per_thread.iter().sum();
-    println!(
+    outln!(
         "  sync points: {points} ({} waits, {} signals, {} broadcasts); per thread: {}",
         s.waits,
         s.signals,
@@ -152,7 +153,7 @@ fn print_summary(s: &SplitStats, trace: &TraceDir) {
             .collect::<Vec<_>>()
             .join(" ")
     );
-    println!(
+    outln!(
         "  replay plans in {}",
         trace
             .path()
@@ -160,10 +161,10 @@ fn print_summary(s: &SplitStats, trace: &TraceDir) {
             .display()
     );
     if let Some(hint) = FalseSharing::of(s).hint(trace.path()) {
-        println!("  {hint}");
+        outln!("  {hint}");
     }
     if let Some(hint) = many_waits_hint(s.entries, s.waits) {
-        println!("  {hint}");
+        outln!("  {hint}");
     }
 }
 

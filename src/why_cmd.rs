@@ -1,6 +1,7 @@
 //! `rr-lite why T:N [TRACE]`: where the value a read saw came from, or who
 //! saw a write (see `rr_lite_splitter::why`).
 
+use crate::output::outln;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -83,7 +84,7 @@ pub fn run(args: WhyArgs) -> anyhow::Result<i32> {
         .context("the event is not in the trace's global order")?;
     let mut symbols = symbolizer(&trace)?;
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&to_json(&why, &mut symbols))?
         );
@@ -125,21 +126,21 @@ fn print_text(why: &Why, symbols: &mut Symbolizer) {
             chain,
             initial,
         } => {
-            println!("{}", line(&step(target, symbols)));
+            outln!("{}", line(&step(target, symbols)));
             let mut indent = String::from("  ");
             for (write, read) in chain {
-                println!("{indent}saw {}", line(&step(write, symbols)));
+                outln!("{indent}saw {}", line(&step(write, symbols)));
                 match read {
                     Some(r) if r.seq == write.seq => {
-                        println!("{indent}  an atomic read-modify-write of what it");
+                        outln!("{indent}  an atomic read-modify-write of what it");
                     }
                     Some(r) => {
-                        println!(
+                        outln!(
                             "{indent}  which its thread wrote after {}",
                             line(&step(r, symbols))
                         );
                     }
-                    None => println!(
+                    None => outln!(
                         "{indent}  whose thread did not read those bytes before: its value \
                          came from elsewhere"
                     ),
@@ -147,18 +148,18 @@ fn print_text(why: &Why, symbols: &mut Symbolizer) {
                 indent.push_str("    ");
             }
             if *initial {
-                println!(
+                outln!(
                     "{indent}saw the initial value: nothing wrote those bytes before in this run"
                 );
             }
         }
         Why::Write { target, seen_by } => {
-            println!("{}", line(&step(target, symbols)));
+            outln!("{}", line(&step(target, symbols)));
             if seen_by.is_empty() {
-                println!("  no read saw it (overwritten or never read)");
+                outln!("  no read saw it (overwritten or never read)");
             }
             for r in seen_by {
-                println!("  seen by {}", line(&step(r, symbols)));
+                outln!("  seen by {}", line(&step(r, symbols)));
             }
         }
     }

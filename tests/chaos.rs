@@ -257,25 +257,39 @@ fn bad_hunting_options_are_refused_clearly() {
     }
 }
 
+/// Every command that prints to stdout ends quietly, status 0, when its
+/// reader has gone (`rr-lite split --json | head -0`): `println!` panicked.
 #[test]
-fn info_into_a_closed_pipe_ends_quietly() {
+fn output_into_a_closed_pipe_ends_quietly() {
     use std::process::Stdio;
     let program = build("chaos_interleaving");
     let rec = record_pct(&program, 5);
-    let mut child = rr_command()
-        .arg("info")
-        .arg(&rec.trace)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Closed before rr-lite writes anything (`rr-lite info | head -0`).
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(status_code(&out), 0, "{}", describe("info | closed", &out));
-    assert!(
-        !text(&out.stderr).contains("panicked"),
-        "{}",
-        describe("info", &out)
-    );
+    let commands: [&[&str]; 7] = [
+        &["info"],
+        &["split", "--json"],
+        &["split"],
+        &["races"],
+        &["races", "--json"],
+        &["why", "t0:0"],
+        &["dump"],
+    ];
+    for args in commands {
+        let mut child = rr_command()
+            .args(args)
+            .arg(&rec.trace)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Closed before rr-lite writes anything.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let what = format!("{args:?} | closed");
+        assert_eq!(status_code(&out), 0, "{}", describe(&what, &out));
+        assert!(
+            !text(&out.stderr).contains("panicked"),
+            "{}",
+            describe(&what, &out)
+        );
+    }
 }
