@@ -234,16 +234,24 @@ pub(crate) fn describe_event(e: &RecordedEvent, symbols: &mut Symbolizer) -> Str
 }
 
 pub(crate) fn print_divergence(r: &DivergenceReport, symbols: &mut Symbolizer) {
+    for line in divergence_lines(r, symbols) {
+        eprintln!("{line}");
+    }
+}
+
+/// The lines of [`print_divergence`]'s report.
+fn divergence_lines(r: &DivergenceReport, symbols: &mut Symbolizer) -> Vec<String> {
+    let mut lines = Vec::new();
     let expected = r
         .expected
         .as_ref()
         .map(|e| describe_event(e, symbols))
         .unwrap_or_else(|| "nothing (the recording has no such event)".into());
-    eprintln!(
+    lines.push(format!(
         "rr-lite: replay diverged from the recording in thread {} at event t{}:{} \
          (`rr-lite replay --at t{}:{}` stops there in gdb)",
         r.thread, r.thread, r.index, r.thread, r.index
-    );
+    ));
     match r.what {
         Divergence::Event | Divergence::HeapAddress | Divergence::Result => {
             let actual = format!(
@@ -252,45 +260,51 @@ pub(crate) fn print_divergence(r: &DivergenceReport, symbols: &mut Symbolizer) {
                 describe_addr(r.actual_addr),
                 symbols.site(r.actual_site)
             );
-            eprintln!("  expected: {expected}");
-            eprintln!("  actual:   {actual}");
+            lines.push(format!("  expected: {expected}"));
+            lines.push(format!("  actual:   {actual}"));
             match r.what {
                 Divergence::HeapAddress => match &r.expected {
-                    Some(e) => eprintln!(
+                    Some(e) if e.kind == EventKind::Alloc => lines.push(format!(
                         "  the allocator returned {:#x} where the recording has {:#x}",
                         r.actual_value, e.payload
-                    ),
-                    None => eprintln!("  the allocator returned {:#x}", r.actual_value),
+                    )),
+                    // (A payload of another kind is no address: say only
+                    // that the recording allocated nothing here.)
+                    Some(_) => lines.push(format!(
+                        "  the allocator returned {:#x} where the recording allocated nothing",
+                        r.actual_value
+                    )),
+                    None => lines.push(format!("  the allocator returned {:#x}", r.actual_value)),
                 },
-                Divergence::Result => eprintln!(
+                Divergence::Result => lines.push(format!(
                     "  the call returned {} where the recording has {}",
                     result_text(r.actual_kind, r.actual_value),
                     result_text(r.actual_kind, r.expected_value)
-                ),
+                )),
                 _ => {}
             }
         }
-        Divergence::Summary => eprintln!(
+        Divergence::Summary => lines.push(format!(
             "  at the thread's end its events differ from the recording's in number or in the \
              addresses they touched (recorded {}, replayed {}: an event count, or a hash of the \
              accesses' addresses); `rr-lite replay --verify` compares every event and names \
              the first that differs",
             r.expected_value, r.actual_value
-        ),
+        )),
         Divergence::UnknownThread => {
-            eprintln!("  the program created a thread the recording does not have")
+            lines.push("  the program created a thread the recording does not have".into())
         }
-        Divergence::Missing => eprintln!("  expected: {expected}"),
+        Divergence::Missing => lines.push(format!("  expected: {expected}")),
     }
-    eprintln!(
+    lines.push(
         "  (the program is the recorded one; the run depended on something replay does not \
          reproduce: other input, an edited trace, or a limit in the README such as \
          inline-assembly synchronisation or files glibc opens by itself)"
+            .into(),
     );
+    lines
 }
 
-/// A call's result as its event's payload holds it: signed (a descriptor
-/// call's error named), or two descriptors (pipe, socketpair).
 fn result_text(kind: Option<EventKind>, payload: u64) -> String {
     if kind == Some(EventKind::DescriptorOpen) && (payload as i64) > i64::from(u32::MAX) {
         return format!("descriptors {} and {}", payload as u32, payload >> 32);
@@ -391,5 +405,57 @@ mod tests {
         assert!(text.starts_with("-17 (File exists"), "{text}");
         assert_eq!(result_text(open, 4), "4");
         assert_eq!(result_text(None, -1i64 as u64), "-1");
+    }
+
+    /// An allocation where the recording has another event: its payload is
+    /// no address ("where the recording has 0x0" misled).
+    #[test]
+    fn an_allocation_where_the_recording_has_none_says_so() {
+        let mut symbols = Symbolizer::new(rr_lite_symbols::ModuleMap::default());
+        let event = |kind, payload| RecordedEvent {
+            thread: 1,
+            index: 7,
+            clock: 9,
+            kind,
+            addr: 0x1000,
+            size: 8,
+            site: 0,
+            payload,
+        };
+        let report = |expected| DivergenceReport {
+            what: Divergence::HeapAddress,
+            thread: 1,
+            index: 7,
+            expected: Some(expected),
+            actual_kind: Some(EventKind::Alloc),
+            actual_addr: 0x5000_0000_0040,
+            actual_site: 0,
+            expected_value: 0,
+            actual_value: 0x5000_0000_0040,
+        };
+        let other = divergence_lines(&report(event(EventKind::WriteRange, 0)), &mut symbols);
+        assert!(
+            other.iter().any(
+                |l| l.contains("returned 0x500000000040 where the recording allocated nothing")
+            ),
+            "{other:#?}"
+        );
+        assert!(
+            !other
+                .iter()
+                .any(|l| l.contains("0x0\n") || l.ends_with("0x0")),
+            "{other:#?}"
+        );
+        let alloc = divergence_lines(
+            &report(event(EventKind::Alloc, 0x5000_0000_0010)),
+            &mut symbols,
+        );
+        assert!(
+            alloc
+                .iter()
+                .any(|l| l
+                    .contains("returned 0x500000000040 where the recording has 0x500000000010")),
+            "{alloc:#?}"
+        );
     }
 }
