@@ -424,6 +424,18 @@ fn failing_dlopens_in_threads_replay() {
     });
 }
 
+/// A recursive fork-join tree of 199 threads, each joined by its creator
+/// (`tests/c/replay_fork_join_tree.c`, the shape of a parallel quicksort
+/// with `std::async`): glibc hands a joined thread's descriptor to one
+/// created later, and the runtime took a join for the thread that had that
+/// descriptor before (record hung in every run). Records, replays.
+#[test]
+fn threads_reusing_joined_threads_descriptors_record_and_replay() {
+    record_and_replay_each("replay_fork_join_tree", 3, &|out| {
+        out == "sum of squares below 200: 2646700\n"
+    });
+}
+
 /// Four threads reaching `pthread_once`, C11 `call_once` and a C++
 /// static's guard at once: the thread that built each table at record
 /// builds it at replay (6 of 8 recordings failed to replay, in a deadlock

@@ -296,14 +296,33 @@ pub(crate) fn set_kernel_tid(id: u32) {
     crate::handover::set_kernel_tid(id, tid);
 }
 
+/// Thread `id` is `pthread` (its creator and the thread itself each say
+/// so, whichever comes first). glibc hands a new thread the descriptor of
+/// one that is gone (joined, or detached and ended), so any other thread
+/// still named `pthread` is that one: it is named so no longer. By logical
+/// id alone the newest would not do: ids are taken before the creators
+/// take their turns, so a thread with a lower id can be created later and
+/// get the descriptor of one with a higher id (a recursive `std::async`
+/// joined the gone thread's id, and then, holding the stack cache's
+/// stripe, waited in the real join for a thread that needed that stripe to
+/// end: record hung).
 pub(crate) fn set_pthread(id: u32, pthread: u64) {
-    if let Some(slot) = SLOTS.get(id as usize) {
-        slot.pthread.store(pthread, Ordering::Release);
+    let Some(slot) = SLOTS.get(id as usize) else {
+        return;
+    };
+    let created = NEXT_ID.load(Ordering::Relaxed).min(MAX_THREADS as u32);
+    for (other, gone) in SLOTS.iter().enumerate().take(created as usize) {
+        if other != id as usize {
+            let _ = gone
+                .pthread
+                .compare_exchange(pthread, 0, Ordering::AcqRel, Ordering::Relaxed);
+        }
     }
+    slot.pthread.store(pthread, Ordering::Release);
 }
 
-/// The logical id of a pthread_t (threads created through the runtime).
-/// pthread_t values are reused after a join, so the newest match wins.
+/// The logical id of a pthread_t (threads created through the runtime):
+/// the one thread named so ([`set_pthread`]).
 pub(crate) fn id_of_pthread(pthread: u64) -> Option<u32> {
     let created = NEXT_ID.load(Ordering::Relaxed).min(MAX_THREADS as u32);
     (0..created)
