@@ -424,6 +424,18 @@ fn failing_dlopens_in_threads_replay() {
     });
 }
 
+/// Compare-and-swap loops on a 16-byte counted pointer whose expected
+/// value is aligned to 8 only (`tests/c/replay_atomic128_expected.c`, as
+/// C++'s lock-free stacks keep it): the runtime's hook read it as an
+/// aligned 16-byte integer and every run crashed, recorded or not. Records
+/// (the counts add up) and replays the interleaving of the tries.
+#[test]
+fn compare_and_swap_of_16_bytes_with_a_plain_expected_value_replays() {
+    record_and_replay_each("replay_atomic128_expected", 3, &|out| {
+        out.starts_with("count 80000, last by thread ")
+    });
+}
+
 /// A recursive fork-join tree of 199 threads, each joined by its creator
 /// (`tests/c/replay_fork_join_tree.c`, the shape of a parallel quicksort
 /// with `std::async`): glibc hands a joined thread's descriptor to one

@@ -52,13 +52,14 @@ macro_rules! atomic_width {
             // expected value, which the ABI updates on failure.
             let cell = unsafe { $atomic::from_ptr(a) };
             events::log_keeping_stripe(EventKind::Rmw, a as u64, $bits / 8, site, || {
-                // SAFETY: see above.
-                let want = unsafe { expected.read() };
+                // SAFETY: see above. (Aligned as the program's type, which
+                // may be less than the integer's: a struct of two ints.)
+                let want = unsafe { expected.read_unaligned() };
                 match cell.compare_exchange(want, v, SeqCst, SeqCst) {
                     Ok(_) => 1,
                     Err(now) => {
                         // SAFETY: see above.
-                        unsafe { expected.write(now) };
+                        unsafe { expected.write_unaligned(now) };
                         0
                     }
                 }
@@ -114,6 +115,31 @@ pub(super) fn locked_at<R>(addr: u64, f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// Reads a 128-bit atomic object under its lock ([`locked_at`]), as the
+/// volatile read of two words: it may be aligned to 8 only.
+///
+/// # Safety
+/// `a` is a live, readable 16-byte object, accessed only under its lock.
+unsafe fn read_128(a: *const i128) -> i128 {
+    let words = a.cast::<u64>();
+    // SAFETY: the caller's; each word is 8-aligned (the object is).
+    let (low, high) = unsafe { (words.read_volatile(), words.add(1).read_volatile()) };
+    (i128::from(high as i64) << 64) | i128::from(low)
+}
+
+/// Writes a 128-bit atomic object under its lock (see [`read_128`]).
+///
+/// # Safety
+/// `a` is a live, writable 16-byte object, accessed only under its lock.
+unsafe fn write_128(a: *mut i128, v: i128) {
+    let words = a.cast::<u64>();
+    // SAFETY: the caller's; each word is 8-aligned (the object is).
+    unsafe {
+        words.write_volatile(v as u64);
+        words.add(1).write_volatile((v >> 64) as u64);
+    }
+}
+
 fn rmw_128(a: *mut i128, site: u64, f: impl FnOnce(i128) -> i128) -> i128 {
     events::log_after_call(
         EventKind::Rmw,
@@ -122,11 +148,13 @@ fn rmw_128(a: *mut i128, site: u64, f: impl FnOnce(i128) -> i128) -> i128 {
         site,
         || {
             locked_at(a as u64, || {
-                // SAFETY: a live, aligned 16-byte atomic object, accessed only
-                // under its lock.
-                let old = unsafe { a.read_volatile() };
+                // SAFETY: a live 16-byte atomic object, accessed only under
+                // its lock; aligned as the program's type, maybe to 8 only
+                // (gcc's generic atomics on a plain struct), so not read as
+                // an aligned i128 (`movaps`).
+                let old = unsafe { read_128(a) };
                 // SAFETY: as above.
-                unsafe { a.write_volatile(f(old)) };
+                unsafe { write_128(a, f(old)) };
                 old
             })
         },
@@ -142,7 +170,7 @@ extern "C" fn load128(a: *mut i128, _mo: i32, site: u64) -> i128 {
         site,
         || {
             // SAFETY: as in `rmw_128`.
-            locked_at(a as u64, || unsafe { a.read_volatile() })
+            locked_at(a as u64, || unsafe { read_128(a) })
         },
         |_| 0,
     )
@@ -157,7 +185,7 @@ extern "C" fn store128(a: *mut i128, v: i128, _mo: i32, site: u64) {
         site,
         || {
             // SAFETY: as in `rmw_128`.
-            locked_at(a as u64, || unsafe { a.write_volatile(v) })
+            locked_at(a as u64, || unsafe { write_128(a, v) })
         },
         |_| 0,
     )
@@ -202,14 +230,17 @@ pub extern "C" fn __tsan_atomic128_compare_exchange_strong(
     _mo: i32,
     _fmo: i32,
 ) -> i32 {
-    // SAFETY: `expected` points to the caller's expected value.
-    let want = unsafe { expected.read() };
+    // SAFETY: `expected` points to the caller's expected value: a plain
+    // object of the atomic's type, aligned as that type is (a struct of an
+    // int and a pointer: 8 bytes), not as an i128 (16: an aligned read made
+    // `movaps` and crashed C++ Concurrency in Action's lock-free stack).
+    let want = unsafe { expected.read_unaligned() };
     let old = cas_128(a, want, v);
     if old == want {
         1
     } else {
         // SAFETY: as above; the ABI returns the current value through it.
-        unsafe { expected.write(old) };
+        unsafe { expected.write_unaligned(old) };
         0
     }
 }
