@@ -215,11 +215,13 @@ pub fn compiler_command(lang: Language, args: &[OsString]) -> Result<Command, Re
     let clang = version.contains("clang");
     let mut cmd = Command::new(&compiler);
     cmd.args(args).args(added_flags(args, clang, &runtime_dir));
-    if lang == Language::Cxx && links(args) && crate::cxx_warm_up::wanted(args) {
-        if let Some(object) = crate::cxx_warm_up::object(&compiler, &version, args, &runtime_dir) {
-            // (`-x none`: an object, whatever `-x LANG` the arguments gave.)
-            cmd.args(["-x".as_ref(), "none".as_ref(), object.as_os_str()]);
-        }
+    if lang == Language::Cxx
+        && links(args)
+        && crate::cxx_warm_up::wanted(args)
+        && let Some(object) = crate::cxx_warm_up::object(&compiler, &version, args, &runtime_dir)
+    {
+        // (`-x none`: an object, whatever `-x LANG` the arguments gave.)
+        cmd.args(["-x".as_ref(), "none".as_ref(), object.as_os_str()]);
     }
     Ok(cmd)
 }
