@@ -125,16 +125,26 @@ fn unknown_thread(id: u32) -> ! {
 /// (its allocations are recorded events) with a child that never starts
 /// the program's routine, then the create event stops this thread at its
 /// recorded end.
+/// Its events are a recorded create's, in the same order (the descriptor
+/// calls' turn, the stack cache, then the calls inside), so that the
+/// thread stops at whichever of them the recording ended at: without the
+/// first two, the allocation inside came where the recording has the
+/// descriptor calls' turn (a crash in another thread while this one
+/// started a thread), and the replay reported a divergence.
 fn phantom_create(out: *mut pthread_t, attr: *const pthread_attr_t, site: u64) -> c_int {
-    events::log_after_nested_call(
-        EventKind::ThreadCreate,
-        pseudo::thread_start(thread::NO_THREAD),
-        0,
-        site,
-        // SAFETY: a real thread running `phantom`, which only waits.
-        || unsafe { real::pthread_create(out, attr, phantom, core::ptr::null_mut()) },
-        |_| 0,
-    )
+    super::libc_files::ordered(site, || {
+        on_stack_cache(site, || {
+            events::log_after_nested_call(
+                EventKind::ThreadCreate,
+                pseudo::thread_start(thread::NO_THREAD),
+                0,
+                site,
+                // SAFETY: a real thread running `phantom`, which only waits.
+                || unsafe { real::pthread_create(out, attr, phantom, core::ptr::null_mut()) },
+                |_| 0,
+            )
+        })
+    })
 }
 
 extern "C" fn phantom(_arg: *mut c_void) -> *mut c_void {
