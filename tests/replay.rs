@@ -436,6 +436,16 @@ fn compare_and_swap_of_16_bytes_with_a_plain_expected_value_replays() {
     });
 }
 
+/// ThreadSanitizer's dynamic annotations (`tests/c/replay_tsan_annotations.c`,
+/// as readerwriterqueue calls them under `__SANITIZE_THREAD__`): the program
+/// links (it did not), records and replays.
+#[test]
+fn programs_calling_tsan_annotations_link_record_and_replay() {
+    record_and_replay_each("replay_tsan_annotations", 3, &|out| {
+        out.starts_with("sum 85344, valgrind 0, polled ")
+    });
+}
+
 /// A recursive fork-join tree of 199 threads, each joined by its creator
 /// (`tests/c/replay_fork_join_tree.c`, the shape of a parallel quicksort
 /// with `std::async`): glibc hands a joined thread's descriptor to one
