@@ -18,6 +18,16 @@ pub enum SuperviseError {
         #[source]
         source: std::io::Error,
     },
+    /// The program is started in a working directory that does not exist
+    /// (a replay runs it where it was recorded); the kernel says only "no
+    /// such file", which named the program as if it were missing.
+    #[error(
+        "cannot start {} in {}: that working directory does not exist (the program runs in \
+         the directory it was recorded in; create it again)",
+        path.display(),
+        dir.display()
+    )]
+    MissingDirectory { path: PathBuf, dir: PathBuf },
     /// Waiting for the started program failed.
     #[error("cannot wait for {}", path.display())]
     Wait {

@@ -51,10 +51,7 @@ pub fn run_in_foreground(cmd: &mut Command, program: &Path) -> Result<ExitStatus
     }
     let status = cmd
         .spawn()
-        .map_err(|source| SuperviseError::Spawn {
-            path: program.to_path_buf(),
-            source,
-        })
+        .map_err(|source| spawn_error(cmd, program, source))
         .and_then(|mut child| {
             child.wait().map_err(|source| SuperviseError::Wait {
                 path: program.to_path_buf(),
@@ -113,10 +110,9 @@ pub fn supervise_watching(
     if watch.is_some() {
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     }
-    let mut child = cmd.spawn().map_err(|source| SuperviseError::Spawn {
-        path: program.to_path_buf(),
-        source,
-    })?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|source| spawn_error(cmd, program, source))?;
     let copiers = watch.map(|watch| watched_outputs(&mut child, watch));
     let ended = Arc::new(AtomicBool::new(false));
     let feeder = child.stdin.take().map(|pipe| {
@@ -171,6 +167,23 @@ pub fn supervise_watching(
         path: program.to_path_buf(),
         source,
     })
+}
+
+/// Why `cmd` (running `program`) did not start: its working directory if
+/// that is what is missing, else the kernel's error.
+fn spawn_error(cmd: &Command, program: &Path, source: std::io::Error) -> SuperviseError {
+    match cmd.get_current_dir() {
+        Some(dir) if source.kind() == std::io::ErrorKind::NotFound && !dir.is_dir() => {
+            SuperviseError::MissingDirectory {
+                path: program.to_path_buf(),
+                dir: dir.to_path_buf(),
+            }
+        }
+        _ => SuperviseError::Spawn {
+            path: program.to_path_buf(),
+            source,
+        },
+    }
 }
 
 /// Starts the threads copying the child's piped outputs to ours.
@@ -250,5 +263,22 @@ mod tests {
         .unwrap_err();
         assert!(matches!(err, SuperviseError::Spawn { .. }), "{err:?}");
         assert!(err.to_string().contains(&missing.display().to_string()));
+    }
+
+    /// A working directory that is gone is named as what is missing (the
+    /// kernel's "no such file" named the program, which was there).
+    #[test]
+    fn a_missing_working_directory_is_named() {
+        let gone = Path::new("/nonexistent/rr-lite-supervise-dir");
+        let sh = Path::new("/bin/sh");
+        let mut cmd = Command::new(sh);
+        cmd.arg("-c").arg("exit 0").current_dir(gone);
+        let err =
+            supervise(&mut cmd, sh, StdinSource::Inherit, EVERY, || Tick::Continue).unwrap_err();
+        assert!(
+            matches!(&err, SuperviseError::MissingDirectory { dir, .. } if dir == gone),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("working directory does not exist"));
     }
 }
