@@ -208,6 +208,10 @@ fn same_length_link(
             shortest: fixed + MIN_RANDOM,
         });
     }
+    // The link lives in LINK_DIR: a relative target (a copy in a trace
+    // named `./trace`) would be looked up from there, and the program
+    // "could not be started".
+    let target = &std::fs::canonicalize(target).map_err(ReplayError::io("find", target))?;
     let random = (want - fixed).min(12);
     let link = tempfile::Builder::new()
         .prefix(LINK_PREFIX)
@@ -239,6 +243,16 @@ mod tests {
             assert_eq!(link.as_os_str().len(), recorded.len(), "{link:?}");
             assert_eq!(std::fs::read(&link).unwrap(), b"x");
         }
+        // A target named relative to the current directory (a packed copy
+        // in a trace named `./trace`) still works from the link's
+        // directory (it did not start).
+        let here = std::env::current_dir().unwrap();
+        let local = tempfile::tempdir_in(&here).unwrap();
+        std::fs::write(local.path().join("target"), b"y").unwrap();
+        let relative = local.path().strip_prefix(&here).unwrap().join("target");
+        assert!(relative.is_relative());
+        let link = same_length_link(&relative, Path::new("/tmp/abcd/ef"), &mut links).unwrap();
+        assert_eq!(std::fs::read(&link).unwrap(), b"y", "{relative:?}");
         let made: Vec<PathBuf> = links.iter().map(|l| l.to_path_buf()).collect();
         drop(links);
         assert!(made.iter().all(|l| !l.exists()), "links left behind");
