@@ -298,8 +298,10 @@ fn divergence_lines(r: &DivergenceReport, symbols: &mut Symbolizer) -> Vec<Strin
     }
     lines.push(
         "  (the program is the recorded one; the run depended on something replay does not \
-         reproduce: other input, an edited trace, or a limit in the README such as \
-         inline-assembly synchronisation or files glibc opens by itself)"
+         reproduce: other input, an edited trace, a limit in the README such as \
+         inline-assembly synchronisation or files glibc opens by itself, or a fault of \
+         rr-lite's: if none of those applies, please report it with the trace, packed \
+         with `rr-lite pack`)"
             .into(),
     );
     lines
