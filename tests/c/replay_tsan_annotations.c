@@ -1,12 +1,21 @@
-// Code that detects ThreadSanitizer (`__SANITIZE_THREAD__`, which
-// -fsanitize=thread defines) and calls its dynamic annotations, as
-// moodycamel's readerwriterqueue, Abseil and folly do: the program must
-// link against rr-lite's runtime (it did not: undefined references to
-// AnnotateHappensBefore and AnnotateHappensAfter), and record and replay.
+// Code that detects ThreadSanitizer (-fsanitize=thread) and calls its
+// dynamic annotations, as moodycamel's readerwriterqueue, Abseil and folly
+// do: the program must link against rr-lite's runtime (it did not:
+// undefined references to AnnotateHappensBefore and AnnotateHappensAfter),
+// and record and replay.
 #include <pthread.h>
 #include <stdio.h>
 
-#ifndef __SANITIZE_THREAD__
+// gcc says -fsanitize=thread with __SANITIZE_THREAD__, clang with
+// __has_feature(thread_sanitizer).
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
 #error "built without -fsanitize=thread"
 #endif
 void AnnotateHappensBefore(const char *file, int line, const volatile void *addr);
