@@ -110,26 +110,17 @@ pub extern "C" fn __tsan_create_fiber(_flags: u32) -> *mut c_void {
 
 /// ThreadSanitizer's dynamic annotations (`dynamic_annotations.h`), which
 /// code that detects the sanitizer (`__SANITIZE_THREAD__`, defined by
-/// `-fsanitize=thread`) calls: moodycamel's readerwriterqueue,
-/// Abseil, folly. Without them such a program did not link. A
-/// happens-before pair is a write and a read of its address, as
-/// `__tsan_release` and `__tsan_acquire` are; the rest are no-ops: what
-/// they describe (benign races, ignored accesses, locks made of atomics)
-/// is recorded through the accesses themselves. Every one takes the
-/// caller's file and line first.
-extern "C" fn happens_before(_file: *const c_char, _line: i32, addr: u64, site: u64) -> u64 {
-    events::log_sized_access::<{ EventKind::Write as u8 }, 1>(addr, site)
-}
-
-extern "C" fn happens_after(_file: *const c_char, _line: i32, addr: u64, site: u64) -> u64 {
-    events::log_sized_access::<{ EventKind::Read as u8 }, 1>(addr, site)
-}
-
-with_site!(AnnotateHappensBefore => happens_before, "rcx");
-with_site!(AnnotateHappensAfter => happens_after, "rcx");
-
-/// Annotations without an effect here (see above). (Arguments are the
-/// caller's business in this ABI: none is read.)
+/// `-fsanitize=thread`) calls: moodycamel's readerwriterqueue, Abseil,
+/// folly. Without them such a program did not link. Every one does
+/// nothing: what they tell a race detector (a happens-before pair made of
+/// relaxed atomics and fences, benign races, ignored accesses, locks made
+/// of atomics) a recording orders by the accesses themselves. (Logging a
+/// happens-before pair as an access of its address, as `__tsan_release`
+/// is, would order more than the program does.) Valgrind's
+/// `RunningOnValgrind`, which TSan's runtime also defines, is left out on
+/// purpose: LLVM's OpenMP tool for TSan (libarcher, which libomp loads)
+/// takes its presence for TSan's and then crashed the program.
+/// (Arguments are the caller's business in this ABI: none is read.)
 macro_rules! no_op_annotations {
     ($($name:ident),* $(,)?) => {$(
         #[unsafe(no_mangle)]
@@ -138,6 +129,8 @@ macro_rules! no_op_annotations {
 }
 
 no_op_annotations! {
+    AnnotateHappensBefore,
+    AnnotateHappensAfter,
     AnnotateBenignRace,
     AnnotateBenignRaceSized,
     AnnotateIgnoreReadsBegin,
@@ -172,22 +165,4 @@ no_op_annotations! {
     AnnotateNoOp,
     AnnotateMemoryIsInitialized,
     AnnotateMemoryIsUninitialized,
-}
-
-/// `RunningOnValgrind()`: no.
-#[unsafe(no_mangle)]
-pub extern "C" fn RunningOnValgrind() -> i32 {
-    0
-}
-
-/// `ValgrindSlowdown()`: none.
-#[unsafe(no_mangle)]
-pub extern "C" fn ValgrindSlowdown() -> f64 {
-    1.0
-}
-
-/// `ThreadSanitizerQuery(query)`: no answers.
-#[unsafe(no_mangle)]
-pub extern "C" fn ThreadSanitizerQuery(_query: *const c_char) -> *const c_char {
-    core::ptr::null()
 }
