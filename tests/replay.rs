@@ -549,6 +549,17 @@ fn cxx_first_numbers_in_several_threads_replay() {
     records_cxx_and_replays("replay_first_number", 4);
 }
 
+/// Threads dropping their references to one exception at once
+/// (`tests/c/replay_exception_ptr_release.cpp`: copies of an
+/// `std::exception_ptr`, and a catch of one rethrown): the thread that
+/// destroyed the exception at record destroys it at replay (every
+/// recording diverged while libstdc++'s reference counts were unseen).
+/// Needs g++.
+#[test]
+fn cxx_exceptions_released_by_several_threads_replay() {
+    records_cxx_and_replays("replay_exception_ptr_release", 3);
+}
+
 /// `std::promise` and `std::future` across threads: the getter sleeps in
 /// libstdc++, the setter's wake is an event, and replay wakes for real.
 #[test]

@@ -358,4 +358,7 @@ real_functions! {
     fn _ZNSt13random_device16_M_getval_pretr1Ev(device: *mut c_void) -> core::ffi::c_uint;
     fn _ZNKSt5ctypeIcE13_M_widen_initEv(ctype: *const c_void) -> ();
     fn _ZNKSt5ctypeIcE14_M_narrow_initEv(ctype: *const c_void) -> ();
+    fn _ZNSt15__exception_ptr13exception_ptr9_M_addrefEv(ptr: *mut c_void) -> ();
+    fn _ZNSt15__exception_ptr13exception_ptr10_M_releaseEv(ptr: *mut c_void) -> ();
+    fn __cxa_end_catch() -> ();
 }

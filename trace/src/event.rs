@@ -272,6 +272,12 @@ pub mod pseudo {
     /// `pthread_getaffinity_np`): input from outside, since a replay may
     /// run the threads elsewhere (`replay --one-cpu`).
     pub const CPUS: u64 = BASE + 14 * STRIDE;
+    /// The reference counts of C++ exceptions held by `std::exception_ptr`
+    /// (and by a rethrown exception until its catch ends): libstdc++
+    /// changes them where no hook sees it, and whichever thread drops the
+    /// last reference destroys the exception, so every change is ordered
+    /// on this one address.
+    pub const EXCEPTIONS: u64 = BASE + 15 * STRIDE;
     /// OpenMP (libgomp): a team's start, written by the thread that starts
     /// the parallel region, read by every member as it begins.
     pub const OMP_FORK: u64 = BASE + 5 * STRIDE;
@@ -328,6 +334,7 @@ pub mod pseudo {
             MAPPINGS => Some("<mappings>".into()),
             THREAD_STACKS_BEFORE_2026_11_25 => Some("<thread stacks>".into()),
             CPUS => Some("<cpus>".into()),
+            EXCEPTIONS => Some("<exceptions>".into()),
             OMP_FORK => Some("<omp fork>".into()),
             OMP_JOIN => Some("<omp join>".into()),
             OMP_BARRIER => Some("<omp barrier>".into()),

@@ -119,6 +119,47 @@ extern "C" fn ctype_narrow_init_impl(ctype: *const c_void, site: u64) {
 }
 with_site!(_ZNKSt5ctypeIcE14_M_narrow_initEv => ctype_narrow_init_impl, "rsi");
 
+/// `std::exception_ptr` counts the references to its exception in the
+/// exception's header, and libstdc++ changes the count inside `_M_addref`
+/// and `_M_release`, and drops a caught exception's reference (a rethrown
+/// `exception_ptr`'s too) in `__cxa_end_catch`, all where no hook sees it;
+/// whichever thread drops the last reference destroys the exception (its
+/// destructor, its free). Two threads dropping references at once did so
+/// in another order at replay, and the other thread ran the destructor
+/// (taskflow's exception examples: a worker's future result and main's
+/// catch; a reduction diverged in every recording). Each such call is an
+/// event on one pseudo-address for all exceptions (the object is not
+/// known at the end of a catch), before it and again after it, held across
+/// it (what it runs nests), so references come and go in the recorded
+/// order. (One event after the call did not do: replay waits, before a
+/// call, for what its first event waits for, and in the thread that
+/// destroys the exception that is the destructor's.)
+fn exception_reference(site: u64, op: impl FnOnce()) {
+    events::log_around_call(EventKind::Rmw, pseudo::EXCEPTIONS, 0, site, true, op)
+}
+
+extern "C" fn exception_ptr_addref_impl(ptr: *mut c_void, site: u64) {
+    // SAFETY: forwarding the program's exception_ptr.
+    exception_reference(site, || unsafe {
+        real::_ZNSt15__exception_ptr13exception_ptr9_M_addrefEv(ptr)
+    })
+}
+with_site!(_ZNSt15__exception_ptr13exception_ptr9_M_addrefEv => exception_ptr_addref_impl, "rsi");
+
+extern "C" fn exception_ptr_release_impl(ptr: *mut c_void, site: u64) {
+    // SAFETY: forwarding the program's exception_ptr.
+    exception_reference(site, || unsafe {
+        real::_ZNSt15__exception_ptr13exception_ptr10_M_releaseEv(ptr)
+    })
+}
+with_site!(_ZNSt15__exception_ptr13exception_ptr10_M_releaseEv => exception_ptr_release_impl, "rsi");
+
+extern "C" fn cxa_end_catch_impl(site: u64) {
+    // SAFETY: the program's own end of a catch, forwarded.
+    exception_reference(site, || unsafe { real::__cxa_end_catch() })
+}
+with_site!(__cxa_end_catch => cxa_end_catch_impl, "rdi");
+
 /// `arc4random` and `arc4random_uniform` (glibc 2.36): numbers from the
 /// kernel's randomness, different in every run.
 extern "C" fn arc4random_impl(site: u64) -> u32 {
