@@ -138,10 +138,7 @@ fn compile_in(scratch: &Path, compiler: &str, flags: &[OsString]) -> Result<Path
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(a: &[&str]) -> Vec<OsString> {
-        a.iter().map(OsString::from).collect()
-    }
+    use crate::toolchain::args;
 
     #[test]
     fn library_flags_keep_what_chooses_the_library() {

@@ -239,13 +239,15 @@ pub fn compiler_command(lang: Language, args: &[OsString]) -> Result<Command, Re
     Ok(cmd)
 }
 
+/// A command line from words, for the tests of the wrappers' arguments.
+#[cfg(test)]
+pub(crate) fn args(a: &[&str]) -> Vec<OsString> {
+    a.iter().map(OsString::from).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(a: &[&str]) -> Vec<OsString> {
-        a.iter().map(OsString::from).collect()
-    }
 
     #[test]
     fn inputs_are_told_from_option_values() {

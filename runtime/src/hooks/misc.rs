@@ -108,61 +108,55 @@ pub extern "C" fn __tsan_create_fiber(_flags: u32) -> *mut c_void {
     core::ptr::addr_of!(FIBER) as *mut c_void
 }
 
-/// ThreadSanitizer's dynamic annotations (`dynamic_annotations.h`), which
-/// code that detects the sanitizer (`__SANITIZE_THREAD__`, defined by
-/// `-fsanitize=thread`) calls: moodycamel's readerwriterqueue, Abseil,
-/// folly. Without them such a program did not link. Every one does
-/// nothing: what they tell a race detector (a happens-before pair made of
-/// relaxed atomics and fences, benign races, ignored accesses, locks made
-/// of atomics) a recording orders by the accesses themselves. (Logging a
-/// happens-before pair as an access of its address, as `__tsan_release`
-/// is, would order more than the program does.) Valgrind's
-/// `RunningOnValgrind`, which TSan's runtime also defines, is left out on
-/// purpose: LLVM's OpenMP tool for TSan (libarcher, which libomp loads)
-/// takes its presence for TSan's and then crashed the program.
-/// (Arguments are the caller's business in this ABI: none is read.)
-macro_rules! no_op_annotations {
-    ($($name:ident),* $(,)?) => {$(
-        #[unsafe(no_mangle)]
-        pub extern "C" fn $name() {}
-    )*};
-}
-
-no_op_annotations! {
-    AnnotateHappensBefore,
-    AnnotateHappensAfter,
-    AnnotateBenignRace,
-    AnnotateBenignRaceSized,
-    AnnotateIgnoreReadsBegin,
-    AnnotateIgnoreReadsEnd,
-    AnnotateIgnoreWritesBegin,
-    AnnotateIgnoreWritesEnd,
-    AnnotateIgnoreSyncBegin,
-    AnnotateIgnoreSyncEnd,
-    AnnotateRWLockCreate,
-    AnnotateRWLockCreateStatic,
-    AnnotateRWLockDestroy,
-    AnnotateRWLockAcquired,
-    AnnotateRWLockReleased,
-    AnnotateNewMemory,
-    AnnotateThreadName,
-    AnnotateMutexIsUsedAsCondVar,
-    AnnotateMutexIsNotPHB,
-    AnnotateCondVarSignal,
-    AnnotateCondVarSignalAll,
-    AnnotateCondVarWait,
-    AnnotatePublishMemoryRange,
-    AnnotateUnpublishMemoryRange,
-    AnnotatePCQCreate,
-    AnnotatePCQDestroy,
-    AnnotatePCQPut,
-    AnnotatePCQGet,
-    AnnotateFlushState,
-    AnnotateFlushExpectedRaces,
-    AnnotateExpectRace,
-    AnnotateEnableRaceDetection,
-    AnnotateTraceMemory,
-    AnnotateNoOp,
-    AnnotateMemoryIsInitialized,
-    AnnotateMemoryIsUninitialized,
+// ThreadSanitizer's dynamic annotations (`dynamic_annotations.h`), which
+// code that detects the sanitizer (`__SANITIZE_THREAD__`, defined by
+// `-fsanitize=thread`) calls: moodycamel's readerwriterqueue, Abseil,
+// folly. Without them such a program did not link. Every one does
+// nothing: what they tell a race detector (a happens-before pair made of
+// relaxed atomics and fences, benign races, ignored accesses, locks made
+// of atomics) a recording orders by the accesses themselves. (Logging a
+// happens-before pair as an access of its address, as `__tsan_release`
+// is, would order more than the program does.) Valgrind's
+// `RunningOnValgrind`, which TSan's runtime also defines, is left out on
+// purpose: LLVM's OpenMP tool for TSan (libarcher, which libomp loads)
+// takes its presence for TSan's and then crashed the program.
+// (No parameter is declared: the caller's arguments are its business in
+// this ABI, and none is read.)
+no_op_hooks! {
+    AnnotateHappensBefore();
+    AnnotateHappensAfter();
+    AnnotateBenignRace();
+    AnnotateBenignRaceSized();
+    AnnotateIgnoreReadsBegin();
+    AnnotateIgnoreReadsEnd();
+    AnnotateIgnoreWritesBegin();
+    AnnotateIgnoreWritesEnd();
+    AnnotateIgnoreSyncBegin();
+    AnnotateIgnoreSyncEnd();
+    AnnotateRWLockCreate();
+    AnnotateRWLockCreateStatic();
+    AnnotateRWLockDestroy();
+    AnnotateRWLockAcquired();
+    AnnotateRWLockReleased();
+    AnnotateNewMemory();
+    AnnotateThreadName();
+    AnnotateMutexIsUsedAsCondVar();
+    AnnotateMutexIsNotPHB();
+    AnnotateCondVarSignal();
+    AnnotateCondVarSignalAll();
+    AnnotateCondVarWait();
+    AnnotatePublishMemoryRange();
+    AnnotateUnpublishMemoryRange();
+    AnnotatePCQCreate();
+    AnnotatePCQDestroy();
+    AnnotatePCQPut();
+    AnnotatePCQGet();
+    AnnotateFlushState();
+    AnnotateFlushExpectedRaces();
+    AnnotateExpectRace();
+    AnnotateEnableRaceDetection();
+    AnnotateTraceMemory();
+    AnnotateNoOp();
+    AnnotateMemoryIsInitialized();
+    AnnotateMemoryIsUninitialized();
 }

@@ -54,42 +54,37 @@ pub(super) unsafe extern "C" fn create(
             }
         },
     };
-    // The real call takes the loader's TLS lock (its thread's TLS blocks),
-    // which `dlopen` holds while it allocates inside: unordered, a replay
-    // could let a thread into `dlopen` whose allocation there waits for
-    // this creation, blocked on that lock (a deadlock). So it is ordered
-    // among the descriptor calls, as `dlopen` is; outermost, so that a
-    // library constructor creating a thread inside `dlopen` takes the same
-    // order of locks.
-    // Whether pthread_create reuses a cached stack (or allocates a new
-    // thread control block, an event) depends on which threads have ended:
-    // the real call runs on glibc's stack cache, once every thread ordered
-    // before it there is gone.
+    create_in_order(site, pseudo::thread_start(id), u64::from(id), || {
+        // SAFETY: forwarding the caller's arguments with our trampoline,
+        // which calls `start(arg)` in the new thread.
+        let r = unsafe { real::pthread_create(out, attr, trampoline, id as usize as *mut c_void) };
+        if r == 0 {
+            // SAFETY: pthread_create succeeded, so it wrote `*out`.
+            thread::set_pthread(id, unsafe { *out });
+            crate::chaos::thread_created(id);
+        }
+        r
+    })
+}
+
+/// A create's events, in a create's order, around `op` (the real call):
+/// - its turn among the descriptor calls: the real call takes the loader's
+///   TLS lock (its thread's TLS blocks), which `dlopen` holds while it
+///   allocates inside; unordered, a replay could let a thread into
+///   `dlopen` whose allocation there waits for this creation, blocked on
+///   that lock (a deadlock). Outermost, so that a library constructor
+///   creating a thread inside `dlopen` takes the same order of locks;
+/// - glibc's stack cache: whether pthread_create reuses a cached stack (or
+///   allocates a new thread control block, an event) depends on which
+///   threads have ended;
+/// - the create event on the child's `start` pseudo-address with
+///   `payload`, logged after the real call, holding that stripe
+///   throughout: the child's first event then follows the DTV allocation
+///   pthread_create makes before the clone.
+fn create_in_order(site: u64, start: u64, payload: u64, op: impl FnOnce() -> c_int) -> c_int {
     super::libc_files::ordered(site, || {
         on_stack_cache(site, || {
-            // The event is logged after the real call, holding the child's
-            // start stripe throughout: the child's first event then follows
-            // the DTV allocation pthread_create makes before the clone.
-            events::log_after_nested_call(
-                EventKind::ThreadCreate,
-                pseudo::thread_start(id),
-                0,
-                site,
-                || {
-                    // SAFETY: forwarding the caller's arguments with our
-                    // trampoline, which calls `start(arg)` in the new thread.
-                    let r = unsafe {
-                        real::pthread_create(out, attr, trampoline, id as usize as *mut c_void)
-                    };
-                    if r == 0 {
-                        // SAFETY: pthread_create succeeded, so it wrote `*out`.
-                        thread::set_pthread(id, unsafe { *out });
-                        crate::chaos::thread_created(id);
-                    }
-                    r
-                },
-                |_| u64::from(id),
-            )
+            events::log_after_nested_call(EventKind::ThreadCreate, start, 0, site, op, |_| payload)
         })
     })
 }
@@ -124,26 +119,16 @@ fn unknown_thread(id: u32) -> ! {
 /// Replay of a pthread_create the recording ended in: the real call runs
 /// (its allocations are recorded events) with a child that never starts
 /// the program's routine, then the create event stops this thread at its
-/// recorded end.
-/// Its events are a recorded create's, in the same order (the descriptor
-/// calls' turn, the stack cache, then the calls inside), so that the
-/// thread stops at whichever of them the recording ended at: without the
-/// first two, the allocation inside came where the recording has the
-/// descriptor calls' turn (a crash in another thread while this one
-/// started a thread), and the replay reported a divergence.
+/// recorded end. Its events are a recorded create's, in the same order
+/// ([`create_in_order`]), so that the thread stops at whichever of them
+/// the recording ended at: without the first two, the allocation inside
+/// came where the recording has the descriptor calls' turn (a crash in
+/// another thread while this one started a thread), and the replay
+/// reported a divergence.
 fn phantom_create(out: *mut pthread_t, attr: *const pthread_attr_t, site: u64) -> c_int {
-    super::libc_files::ordered(site, || {
-        on_stack_cache(site, || {
-            events::log_after_nested_call(
-                EventKind::ThreadCreate,
-                pseudo::thread_start(thread::NO_THREAD),
-                0,
-                site,
-                // SAFETY: a real thread running `phantom`, which only waits.
-                || unsafe { real::pthread_create(out, attr, phantom, core::ptr::null_mut()) },
-                |_| 0,
-            )
-        })
+    create_in_order(site, pseudo::thread_start(thread::NO_THREAD), 0, || {
+        // SAFETY: a real thread running `phantom`, which only waits.
+        unsafe { real::pthread_create(out, attr, phantom, core::ptr::null_mut()) }
     })
 }
 
