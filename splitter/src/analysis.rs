@@ -264,9 +264,29 @@ impl Analyzer {
 
     /// [`Self::push`] of `e`, whose thread has slot `t`; `index_fits`:
     /// its index is known to be below [`MAX_INDEX`] if it follows the
-    /// thread's last one.
+    /// thread's last one. A plain event that no critical section watches
+    /// (nearly every event) takes [`Self::push_plain`]; the rest
+    /// [`Self::push_general`].
     #[inline(always)]
     fn push_of(&mut self, t: usize, e: &RecordedEvent, index_fits: bool) -> Result<()> {
+        let watched = self.sections.as_ref().is_some_and(|s| s.watching(e));
+        if is_plain(e.kind) && !watched {
+            self.push_plain(t, e, index_fits)
+        } else {
+            self.push_general(t, e, index_fits)
+        }
+    }
+
+    /// The checks every event passes: `e` follows its thread's last event
+    /// (slot `t`), its index fits and its range is not absurd. Its first
+    /// and last granule.
+    #[inline(always)]
+    fn checked_granules(
+        &self,
+        t: usize,
+        e: &RecordedEvent,
+        index_fits: bool,
+    ) -> Result<(u64, u64)> {
         let event = EventRef {
             thread: e.thread,
             index: e.index,
@@ -287,6 +307,67 @@ impl Analyzer {
                 max_granules: MAX_GRANULES_PER_EVENT,
             });
         }
+        Ok((first, last))
+    }
+
+    /// [`Self::push_general`] for a plain event no section watches, with
+    /// what does not apply to one left out: no held-back pairs, no end of
+    /// the thread or process, no call nesting events (a tenth of a
+    /// split's instructions went into those steps' tests).
+    #[inline(always)]
+    fn push_plain(&mut self, t: usize, e: &RecordedEvent, index_fits: bool) -> Result<()> {
+        let (first, last) = self.checked_granules(t, e, index_fits)?;
+        let event = EventRef {
+            thread: e.thread,
+            index: e.index,
+        };
+        self.sink.clear();
+        self.sink.drops_implied = true;
+        find_pairs(
+            &mut self.finder,
+            &mut self.sink,
+            e,
+            first..=last,
+            event,
+            e.kind.access(),
+        );
+        self.note_in_order(t, e);
+        self.threads[t].ended_process = false;
+        if self.sink.pairs.is_empty() && e.index != 0 {
+            return Ok(());
+        }
+        let kept_before = self.kept.len();
+        if !self.sink.pairs.is_empty() {
+            self.reduce(event, false);
+        }
+        if self.collector.is_some() && (kept_before != self.kept.len() || e.index == 0) {
+            self.collect(e, kept_before, &[])?;
+        }
+        Ok(())
+    }
+
+    /// Counts `e` as its thread's (slot `t`) next event: its run of
+    /// private steps, clock and access hash.
+    #[inline(always)]
+    fn note_in_order(&mut self, t: usize, e: &RecordedEvent) {
+        let order = &mut self.threads[t];
+        if e.index == 0 || !rr_lite_trace::is_private_step(order.last_clock, e.clock) {
+            order.step_run_start = (e.index, e.clock);
+        }
+        order.last_clock = e.clock;
+        order.hash = fold_access_hash(order.hash, e.index, e.kind, e.addr);
+        self.events_seen[t] += 1;
+        self.entries += 1;
+    }
+
+    /// [`Self::push`] of any event `e`, whose thread has slot `t`.
+    #[inline(never)]
+    fn push_general(&mut self, t: usize, e: &RecordedEvent, index_fits: bool) -> Result<()> {
+        let (first, last) = self.checked_granules(t, e, index_fits)?;
+        let event = EventRef {
+            thread: e.thread,
+            index: e.index,
+        };
         self.sink.clear();
         let plain = is_plain(e.kind);
         if plain {
@@ -311,22 +392,13 @@ impl Analyzer {
             }
             _ => Vec::new(),
         };
-        let order = &mut self.threads[t];
-        if e.index == 0 || !rr_lite_trace::is_private_step(order.last_clock, e.clock) {
-            order.step_run_start = (e.index, e.clock);
+        self.note_in_order(t, e);
+        self.threads[t].ended_process =
+            !plain && matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal);
+        if e.kind == EventKind::ThreadExit {
+            // (Its own thread is skipped: its count may already include it.)
+            self.exit_after_everything_before(event, e.clock);
         }
-        order.last_clock = e.clock;
-        order.hash = fold_access_hash(order.hash, e.index, e.kind, e.addr);
-        if !plain {
-            order.ended_process = matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal);
-            if e.kind == EventKind::ThreadExit {
-                self.exit_after_everything_before(event, e.clock);
-            }
-        } else {
-            order.ended_process = false;
-        }
-        self.events_seen[t] += 1;
-        self.entries += 1;
         let kept_before = self.kept.len();
         if !self.sink.pairs.is_empty() {
             self.reduce(event, !plain && rr_lite_trace::plan::always_a_point(e.kind));

@@ -358,8 +358,10 @@ pub struct OrderedEvent {
 const MAX_BATCH_EVENTS: usize = 8192;
 const MIN_BATCH_EVENTS: usize = 512;
 /// Events of one batch per log, over all logs: up to 8 logs get the
-/// largest batches, 128 and more the smallest (56 bytes an event, times the
-/// three or four batches of a log in flight: some 15 MB for the largest).
+/// largest batches, 128 and more the smallest (64 bytes an event, times the
+/// three or four batches of a log in flight and up to [`BATCHES_AHEAD`]
+/// used ones on their way back to be filled again: some 25 MB for the
+/// largest).
 const BATCHED_EVENTS: usize = 8 * MAX_BATCH_EVENTS;
 /// Batches a worker decodes ahead of the merge.
 const BATCHES_AHEAD: usize = 2;
@@ -370,6 +372,10 @@ const BATCHES_AHEAD: usize = 2;
 #[derive(Debug)]
 struct DecodedLog {
     batches: Receiver<Result<Vec<RecordedEvent>>>,
+    /// Used-up batches going back to the worker to be filled again: fresh
+    /// ones of half a megabyte each were new pages, faulted in by the
+    /// worker and unmapped by the merge, for every batch.
+    spent: SyncSender<Vec<RecordedEvent>>,
     batch: Vec<RecordedEvent>,
     /// The next event of `batch` not yet handed out.
     pos: usize,
@@ -395,16 +401,18 @@ impl DecodedLog {
     ) -> Result<DecodedLog> {
         let private_runs = private_runs && reader.header().flags & LOG_PRIVATE_CLOCK_STEPS != 0;
         let (tx, rx) = sync_channel(BATCHES_AHEAD);
+        let (spent, spent_rx) = sync_channel(BATCHES_AHEAD);
         let name = format!("decode-{}", reader.header().thread);
         std::thread::Builder::new()
             .name(name)
-            .spawn(move || decode_batches(&mut reader, &tx, batch_events))
+            .spawn(move || decode_batches(&mut reader, &tx, &spent_rx, batch_events))
             .map_err(TraceError::io(
                 "start a decoding thread for",
                 "the thread logs",
             ))?;
         Ok(DecodedLog {
             batches: rx,
+            spent,
             batch: Vec::new(),
             pos: 0,
             private_runs,
@@ -418,7 +426,11 @@ impl DecodedLog {
         while self.pos == self.batch.len() {
             match self.batches.recv() {
                 Ok(batch) => {
-                    self.batch = batch?;
+                    let used = std::mem::replace(&mut self.batch, batch?);
+                    if used.capacity() > 0 {
+                        // (A full queue, or a worker gone: dropped.)
+                        let _ = self.spent.try_send(used);
+                    }
                     self.pos = 0;
                 }
                 // The worker ended after its last batch.
@@ -436,10 +448,17 @@ impl DecodedLog {
 fn decode_batches(
     reader: &mut ThreadLogReader,
     tx: &SyncSender<Result<Vec<RecordedEvent>>>,
+    spent: &Receiver<Vec<RecordedEvent>>,
     batch_events: usize,
 ) {
     loop {
-        let mut batch = Vec::with_capacity(batch_events);
+        let mut batch = match spent.try_recv() {
+            Ok(mut used) => {
+                used.clear();
+                used
+            }
+            Err(_) => Vec::with_capacity(batch_events),
+        };
         let failed = reader.read_batch(&mut batch, batch_events).err();
         debug_assert!(batch.windows(2).all(|w| w[0].clock < w[1].clock));
         let full = batch.len() == batch_events;
