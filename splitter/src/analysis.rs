@@ -331,8 +331,7 @@ impl Analyzer {
             event,
             e.kind.access(),
         );
-        self.note_in_order(t, e);
-        self.threads[t].ended_process = false;
+        self.note_in_order(t, e, false);
         if self.sink.pairs.is_empty() && e.index != 0 {
             return Ok(());
         }
@@ -347,10 +346,11 @@ impl Analyzer {
     }
 
     /// Counts `e` as its thread's (slot `t`) next event: its run of
-    /// private steps, clock and access hash.
+    /// private steps, clock and access hash, and whether it `ended_process`.
     #[inline(always)]
-    fn note_in_order(&mut self, t: usize, e: &RecordedEvent) {
+    fn note_in_order(&mut self, t: usize, e: &RecordedEvent, ended_process: bool) {
         let order = &mut self.threads[t];
+        order.ended_process = ended_process;
         if e.index == 0 || !rr_lite_trace::is_private_step(order.last_clock, e.clock) {
             order.step_run_start = (e.index, e.clock);
         }
@@ -392,9 +392,9 @@ impl Analyzer {
             }
             _ => Vec::new(),
         };
-        self.note_in_order(t, e);
-        self.threads[t].ended_process =
+        let ended_process =
             !plain && matches!(e.kind, EventKind::ProcessExit | EventKind::FatalSignal);
+        self.note_in_order(t, e, ended_process);
         if e.kind == EventKind::ThreadExit {
             // (Its own thread is skipped: its count may already include it.)
             self.exit_after_everything_before(event, e.clock);

@@ -372,7 +372,7 @@ fn byte_mask(granule: u64, shift: u32, addr: u64, size: u64) -> u8 {
 /// WAR from one reader slot (and, collapsed, the earlier reads it stands
 /// for), noted as false sharing if `apart` (no byte of the write was read
 /// by the group: [`PairSink::apart`]).
-#[inline]
+#[inline(always)]
 fn war(slot: ReaderSlot, to: EventRef, apart: bool, sink: &mut PairSink) {
     sink.pair(slot.event(), to, DependencyKind::War);
     if apart && slot.thread != to.thread {
