@@ -1008,6 +1008,30 @@ fn blocking_in_an_uninstrumented_library_records_and_replays() {
     }
 }
 
+/// A SIGEV_THREAD timer's notification runs on a thread glibc starts
+/// itself: the recording says it is incomplete and names the likely
+/// cause, and replay refuses it.
+#[test]
+fn a_sigev_thread_timer_makes_an_unreplayable_trace() {
+    let exe = build("untracked_timer_thread");
+    let rec = record_within(&exe, &[], LIMIT);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    assert_eq!(rec.stdout, "fired 7\n");
+    let header = rec.header();
+    assert_eq!(header["ok"], false, "{header}");
+    assert!(
+        header["problems"].to_string().contains("SIGEV_THREAD"),
+        "{header}"
+    );
+    let out = replay(&rec.trace, &[]);
+    assert_eq!(status_code(&out), 1, "{}", describe("replay", &out));
+    assert!(
+        text(&out.stderr).contains("incomplete"),
+        "{}",
+        describe("replay", &out)
+    );
+}
+
 /// A thread started behind the runtime's back (libc's own pthread_create,
 /// reached through dlsym) runs instrumented code: the recording says it is
 /// incomplete and replay refuses it instead of replaying something else.

@@ -86,7 +86,8 @@ fn untracked_thread(mode: Mode) -> u64 {
           and the trace is marked incomplete",
     ]);
     crate::problems::note(&[
-        b"a thread that rr-lite did not start (not through pthread_create or thrd_create) \
+        b"a thread that rr-lite did not start (not through pthread_create or thrd_create: \
+          a SIGEV_THREAD timer's or notification's thread, or one a library started itself) \
           ran instrumented code: its accesses are not in the trace",
     ]);
     LEFT_IN_RAX
