@@ -1008,6 +1008,32 @@ fn blocking_in_an_uninstrumented_library_records_and_replays() {
     }
 }
 
+/// A thread cancelled inside `pthread_cond_wait` left the wait inside glibc
+/// (the mutex re-taken there, unseen): the recording says it is incomplete
+/// and replay refuses it, instead of replaying to a deadlock as it did.
+#[test]
+fn a_thread_cancelled_in_a_cond_wait_makes_an_unreplayable_trace() {
+    let exe = build("cancel_in_cond_wait");
+    let rec = record_within(&exe, &[], LIMIT);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    assert_eq!(rec.stdout, "cancelled 1 cleaned 1\n");
+    let header = rec.header();
+    assert_eq!(header["ok"], false, "{header}");
+    assert!(
+        header["problems"]
+            .to_string()
+            .contains("cancelled inside a blocking call"),
+        "{header}"
+    );
+    let out = replay(&rec.trace, &[]);
+    assert_eq!(status_code(&out), 1, "{}", describe("replay", &out));
+    assert!(
+        text(&out.stderr).contains("incomplete"),
+        "{}",
+        describe("replay", &out)
+    );
+}
+
 /// A SIGEV_THREAD timer's notification runs on a thread glibc starts
 /// itself: the recording says it is incomplete and names the likely
 /// cause, and replay refuses it.

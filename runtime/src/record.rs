@@ -1288,6 +1288,15 @@ impl RecordThread {
         self.refresh_fast();
     }
 
+    /// Whether the thread left a blocking call without returning from it:
+    /// unwound by `pthread_cancel` (a cancellation point inside it), or by
+    /// `pthread_exit` or `longjmp` from a signal handler. Its event was
+    /// never logged (a cancelled `pthread_cond_wait` re-takes its mutex
+    /// inside glibc, unseen), and replay would not leave the call there.
+    pub(crate) fn left_a_blocking_call(&self) -> bool {
+        self.in_blocking_call.get()
+    }
+
     /// Runs `op`, a blocking call whose event is logged after it, with the
     /// events it logs itself ordered past every thread's (see `append`).
     pub(crate) fn blocking_call<R>(&self, op: impl FnOnce() -> R) -> R {

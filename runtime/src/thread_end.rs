@@ -106,6 +106,27 @@ extern "C" fn exit_key_destructor(value: *mut c_void) {
     }
 }
 
+/// Record: a thread ending while still inside a blocking call it never
+/// returned from was cancelled there (or unwound out of it): the trace
+/// cannot replay that, and says so (replay refuses it) instead of replaying
+/// to a deadlock.
+fn note_a_blocking_call_left() {
+    static NOTED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    let left =
+        events::with_tracked(|t, mode| mode == Mode::Record && t.record.left_a_blocking_call());
+    if left == Some(true) && !NOTED.swap(true, Ordering::AcqRel) {
+        crate::sys::warn(&[
+            b"a thread ended inside a blocking call (cancelled by pthread_cancel there?): \
+              the trace is marked incomplete",
+        ]);
+        crate::problems::note(&[
+            b"a thread was cancelled inside a blocking call (pthread_cancel acting in \
+              pthread_cond_wait, sem_wait, read...), or left one by pthread_exit or longjmp \
+              from a signal handler: replay does not reproduce that",
+        ]);
+    }
+}
+
 /// Logs the thread's end on glibc's stack cache and its exit, and ends its
 /// part: record releases its stripes
 /// and closes its log, replay checks its event count and hash and publishes
@@ -119,6 +140,7 @@ pub(crate) fn finish_thread() {
     // exit comes after everything logged so far, as in real time, so that
     // the merged order (sequential replay) does not put it before the
     // release that let it end.
+    note_a_blocking_call_left();
     events::after_hidden_sync_with_all();
     events::log_event(EventKind::ThreadExit, pseudo::thread_exit(id), 0, 0, 0);
     if id != crate::thread::MAIN_THREAD {
