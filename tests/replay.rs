@@ -1008,29 +1008,34 @@ fn blocking_in_an_uninstrumented_library_records_and_replays() {
     }
 }
 
-/// A thread cancelled inside `pthread_cond_wait` left the wait inside glibc
-/// (the mutex re-taken there, unseen): the recording says it is incomplete
-/// and replay refuses it, instead of replaying to a deadlock as it did.
-#[test]
-fn a_thread_cancelled_in_a_cond_wait_makes_an_unreplayable_trace() {
-    let exe = build("cancel_in_cond_wait");
-    let rec = record_within(&exe, &[], LIMIT);
+/// Records `exe`, which must print `stdout` and exit 0, and checks that
+/// the trace says it is incomplete because of `problem` and that replay
+/// refuses it.
+fn assert_recorded_unreplayable(exe: &Path, stdout: &str, problem: &str) {
+    let rec = record_within(exe, &[], LIMIT);
     assert_eq!(rec.status, 0, "{}", rec.describe());
-    assert_eq!(rec.stdout, "cancelled 1 cleaned 1\n");
+    assert_eq!(rec.stdout, stdout);
     let header = rec.header();
     assert_eq!(header["ok"], false, "{header}");
-    assert!(
-        header["problems"]
-            .to_string()
-            .contains("cancelled inside a blocking call"),
-        "{header}"
-    );
+    assert!(header["problems"].to_string().contains(problem), "{header}");
     let out = replay(&rec.trace, &[]);
     assert_eq!(status_code(&out), 1, "{}", describe("replay", &out));
     assert!(
         text(&out.stderr).contains("incomplete"),
         "{}",
         describe("replay", &out)
+    );
+}
+
+/// A thread cancelled inside `pthread_cond_wait` left the wait inside glibc
+/// (the mutex re-taken there, unseen): the recording says it is incomplete
+/// and replay refuses it, instead of replaying to a deadlock as it did.
+#[test]
+fn a_thread_cancelled_in_a_cond_wait_makes_an_unreplayable_trace() {
+    assert_recorded_unreplayable(
+        &build("cancel_in_cond_wait"),
+        "cancelled 1 cleaned 1\n",
+        "cancelled inside a blocking call",
     );
 }
 
@@ -1039,22 +1044,10 @@ fn a_thread_cancelled_in_a_cond_wait_makes_an_unreplayable_trace() {
 /// cause, and replay refuses it.
 #[test]
 fn a_sigev_thread_timer_makes_an_unreplayable_trace() {
-    let exe = build("untracked_timer_thread");
-    let rec = record_within(&exe, &[], LIMIT);
-    assert_eq!(rec.status, 0, "{}", rec.describe());
-    assert_eq!(rec.stdout, "fired 7\n");
-    let header = rec.header();
-    assert_eq!(header["ok"], false, "{header}");
-    assert!(
-        header["problems"].to_string().contains("SIGEV_THREAD"),
-        "{header}"
-    );
-    let out = replay(&rec.trace, &[]);
-    assert_eq!(status_code(&out), 1, "{}", describe("replay", &out));
-    assert!(
-        text(&out.stderr).contains("incomplete"),
-        "{}",
-        describe("replay", &out)
+    assert_recorded_unreplayable(
+        &build("untracked_timer_thread"),
+        "fired 7\n",
+        "SIGEV_THREAD",
     );
 }
 
@@ -1063,22 +1056,10 @@ fn a_sigev_thread_timer_makes_an_unreplayable_trace() {
 /// incomplete and replay refuses it instead of replaying something else.
 #[test]
 fn thread_unknown_to_the_runtime_makes_an_unreplayable_trace() {
-    let exe = build_variant("untracked_thread", "ldl", &["-ldl"]);
-    let rec = record_within(&exe, &[], LIMIT);
-    assert_eq!(rec.status, 0, "{}", rec.describe());
-    assert_eq!(rec.stdout, "shared 42\n");
-    let header = rec.header();
-    assert_eq!(header["ok"], false, "{header}");
-    assert!(
-        header["problems"].to_string().contains("did not start"),
-        "{header}"
-    );
-    let out = replay(&rec.trace, &[]);
-    assert_eq!(status_code(&out), 1, "{}", describe("replay", &out));
-    assert!(
-        text(&out.stderr).contains("incomplete"),
-        "{}",
-        describe("replay", &out)
+    assert_recorded_unreplayable(
+        &build_variant("untracked_thread", "ldl", &["-ldl"]),
+        "shared 42\n",
+        "did not start",
     );
 }
 
