@@ -12,7 +12,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use common::{
@@ -1025,6 +1025,22 @@ fn assert_recorded_unreplayable(exe: &Path, stdout: &str, problem: &str) {
         "{}",
         describe("replay", &out)
     );
+}
+
+/// A program that enters a Landlock sandbox refusing new files, then starts
+/// threads: their logs cannot be created, nor the runtime's notes written.
+/// The logs still open carry the mark, so the trace says it is incomplete
+/// and replay refuses it (it hung before). Skips where the kernel has no
+/// Landlock.
+#[test]
+fn threads_started_inside_a_sandbox_make_an_unreplayable_trace() {
+    let exe = build("sandboxed_before_threads");
+    let native = Command::new(&exe).output().expect("run the program");
+    if text(&native.stdout).contains("no landlock") {
+        eprintln!("skipped: this kernel has no Landlock");
+        return;
+    }
+    assert_recorded_unreplayable(&exe, "counter 6000\n", "could not be created");
 }
 
 /// A thread cancelled inside `pthread_cond_wait` left the wait inside glibc

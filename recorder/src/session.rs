@@ -17,7 +17,7 @@ use rr_lite_supervise::{
     OutputWatch, StdinSource, Tick, disable_aslr_for_children, supervise_watching,
 };
 use rr_lite_trace::codec::checksum::{LogChecksum, log_checksum_of_file_prefix};
-use rr_lite_trace::codec::{FORMAT_VERSION, HEADER_LEN};
+use rr_lite_trace::codec::{FORMAT_VERSION, HEADER_LEN, LOG_PROCESS_INCOMPLETE, ThreadLogHeader};
 use rr_lite_trace::dir::{
     HEADER_FILE, INCOMPLETE_FILE, LATEST_LINK, PROBLEMS_FILE, STDIN_FILE, VERSION_FILE,
     default_base_dir,
@@ -559,6 +559,7 @@ const LOG_CHECKSUM: LogChecksum = LogChecksum::Crc32;
 fn scan_log(trace: &TraceDir, t: u32) -> Result<LogScan, RecordError> {
     let mut reader = trace.thread_events(t)?;
     let mut problem = None;
+    let process_incomplete = process_incomplete(trace, t, reader.header());
     if let Err(e) = reader.skip_to_last_chunk() {
         problem = Some(with_causes(&e));
     }
@@ -584,7 +585,21 @@ fn scan_log(trace: &TraceDir, t: u32) -> Result<LogScan, RecordError> {
         entries,
         written,
         checksum,
-        problem,
+        problem: problem.or(process_incomplete),
+    })
+}
+
+/// The problem a log's header notes (`LOG_PROCESS_INCOMPLETE`): another
+/// log of its process failed, maybe where the runtime's notes could not be
+/// written either (a sandbox the program entered).
+fn process_incomplete(trace: &TraceDir, t: u32, header: &ThreadLogHeader) -> Option<String> {
+    (header.flags & LOG_PROCESS_INCOMPLETE != 0).then(|| {
+        format!(
+            "{}: while it was open, a thread log of its process could not be created or could \
+             not grow (the runtime's warning said why; a sandbox the program entered, such as \
+             Landlock, refuses new files): the trace misses that thread's events",
+            trace.thread_log_path(t).display()
+        )
     })
 }
 

@@ -297,6 +297,42 @@ fn copy_module_map(dir: &[u8]) {
     });
 }
 
+/// Record: a thread's log could not be created (`errno`, 0 if unknown).
+/// Said once per run. The thread runs unrecorded; every log still open
+/// carries the mark when
+/// it closes (`LogWriter::close`), since the note in the trace directory may
+/// be refused as the log was (a sandbox such as Landlock, entered by the
+/// program before it started threads).
+fn log_not_created(errno: i32) {
+    let first = !crate::problems::LOG_FAILED.swap(true, Ordering::Relaxed);
+    let why: &[u8] = match errno {
+        libc::EACCES | libc::EPERM => {
+            b"permission denied (did the program enter a sandbox, such as Landlock?)"
+        }
+        libc::ENOSPC | libc::EDQUOT => b"no space left on the disk",
+        libc::EROFS => b"read-only file system",
+        libc::EMFILE | libc::ENFILE => b"too many open files",
+        _ => b"the system refused it",
+    };
+    if !first {
+        return;
+    }
+    let mut number = [0u8; 20];
+    let number = sys::decimal(errno as u64, &mut number);
+    sys::warn(&[
+        b"cannot create a thread log in the trace directory: ",
+        why,
+        b" (errno ",
+        number,
+        b"): the thread runs unrecorded and the trace is incomplete",
+    ]);
+    crate::problems::note(&[
+        b"a thread log could not be created (",
+        why,
+        b"): that thread's events are not in the trace",
+    ]);
+}
+
 /// Gives the calling thread its logical id and its log (record) or plan
 /// (replay).
 pub(crate) fn register_thread(mode: Mode, id: u32, parent: u32) {
@@ -308,8 +344,11 @@ pub(crate) fn register_thread(mode: Mode, id: u32, parent: u32) {
         crate::fast_tls::set_current(t);
         if mode == Mode::Record {
             match LogWriter::create(mode::TRACE_DIR.get(), id, parent) {
-                Some(log) => t.record.with_log(|slot| *slot = log),
-                None => sys::warn(&[b"cannot create a thread log in the trace directory"]),
+                Ok(log) => t.record.with_log(|slot| *slot = log),
+                Err(errno) => {
+                    t.record.log_not_created();
+                    log_not_created(errno);
+                }
             }
             crate::chaos::thread_started(id);
         } else {

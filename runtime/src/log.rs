@@ -49,8 +49,9 @@ impl LogWriter {
         !self.chunk.is_null()
     }
 
-    /// Creates `thread-NNNN.log` in `dir` and writes its header.
-    pub(crate) fn create(dir: &[u8], thread: u32, parent: u32) -> Option<LogWriter> {
+    /// Creates `thread-NNNN.log` in `dir` and writes its header; the
+    /// error number if the file cannot be created (0 for other failures).
+    pub(crate) fn create(dir: &[u8], thread: u32, parent: u32) -> Result<LogWriter, i32> {
         let mut name_buf = [0u8; 48];
         let name = crate::sys::thread_file_name(b"thread-", thread, b".log", &mut name_buf);
         // Created under a temporary name and renamed once the header is in:
@@ -66,7 +67,7 @@ impl LogWriter {
             crate::descriptors::keep_above_floor(crate::sys::create_in_dir(dir, tmp_name))
         });
         if fd < 0 {
-            return None;
+            return Err(crate::sys::errno());
         }
         let delta = map_private(
             DELTA_LEN,
@@ -77,7 +78,7 @@ impl LogWriter {
         );
         if delta.is_null() {
             crate::sys::close_raw(fd);
-            return None;
+            return Err(0);
         }
         let delta = delta.cast::<DeltaState>();
         // SAFETY: a fresh private mapping of DELTA_LEN >= size_of bytes,
@@ -90,7 +91,7 @@ impl LogWriter {
         };
         if !log.map_chunk(0) {
             log.close();
-            return None;
+            return Err(0);
         }
         let header = ThreadLogHeader {
             version: FORMAT_VERSION,
@@ -106,10 +107,11 @@ impl LogWriter {
         log.chunk_bytes()[..HEADER_LEN].copy_from_slice(&header.encode());
         log.pos = HEADER_LEN;
         if !crate::sys::rename_in_dir(dir, tmp_name, name) {
+            let errno = crate::sys::errno();
             log.close();
-            return None;
+            return Err(errno);
         }
-        Some(log)
+        Ok(log)
     }
 
     fn chunk_bytes(&mut self) -> &mut [u8] {
@@ -196,6 +198,26 @@ impl LogWriter {
                 fields.as_ptr(),
                 fields.len(),
                 LAST_CHUNK_OFFSET as i64,
+            )
+        };
+    }
+
+    /// Sets [`rr_lite_trace::codec::LOG_PROCESS_INCOMPLETE`] in the header,
+    /// through the descriptor: it was opened before any sandbox the program
+    /// entered, which may refuse the runtime new files and notes.
+    fn note_process_incomplete(&self) {
+        let flags = rr_lite_trace::codec::LOG_PRIVATE_CLOCK_STEPS
+            | rr_lite_trace::codec::LOG_PROCESS_INCOMPLETE;
+        let bytes = flags.to_le_bytes();
+        // SAFETY: a raw system call on our own descriptor with our own
+        // 4-byte buffer; if it fails, the recorder still reads the notes.
+        unsafe {
+            libc::syscall(
+                libc::SYS_pwrite64,
+                self.fd,
+                bytes.as_ptr(),
+                bytes.len(),
+                rr_lite_trace::codec::FLAGS_OFFSET as i64,
             )
         };
     }
@@ -301,10 +323,15 @@ impl LogWriter {
         true
     }
 
-    /// Unmaps and closes; everything written stays in the file.
+    /// Unmaps and closes; everything written stays in the file. If a log
+    /// of the process failed meanwhile, the header says so first
+    /// (`LOG_PROCESS_INCOMPLETE`).
     pub(crate) fn close(&mut self) {
         if self.fd < 0 {
             return;
+        }
+        if crate::problems::LOG_FAILED.load(core::sync::atomic::Ordering::Relaxed) {
+            self.note_process_incomplete();
         }
         if !self.chunk.is_null() {
             crate::sys::munmap_raw(self.chunk.cast(), CHUNK_LEN);

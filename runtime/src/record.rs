@@ -1158,6 +1158,12 @@ impl RecordThread {
         (self.published_clock.get()).store(clock, core::sync::atomic::Ordering::Relaxed);
     }
 
+    /// The thread's log could not be created: its appends fail silently
+    /// (the creation was reported, with its cause; not as a full disk).
+    pub(crate) fn log_not_created(&self) {
+        self.log_failed.set(true);
+    }
+
     /// The log could not grow: said once per run.
     #[cold]
     fn log_write_failed(&self) {

@@ -102,6 +102,17 @@ pub struct ThreadLogHeader {
 /// past the one before it right after that one.
 pub const LOG_PRIVATE_CLOCK_STEPS: u32 = 1;
 
+/// [`ThreadLogHeader::flags`]: while this log was open, a thread log of
+/// its process could not be created or could not grow (the directory
+/// became unwritable, a sandbox such as Landlock, a full disk): the trace
+/// misses that thread's events. Set when the log closes, through its
+/// descriptor (opened before any sandbox), so the recorder learns it even
+/// when the trace directory refuses the runtime's notes.
+pub const LOG_PROCESS_INCOMPLETE: u32 = 2;
+
+/// Where in the header [`ThreadLogHeader::flags`] is (4 bytes).
+pub const FLAGS_OFFSET: usize = 28;
+
 /// Where in the header [`ThreadLogHeader::last_chunk`] and then
 /// `entries_before_last_chunk` are (16 bytes).
 pub const LAST_CHUNK_OFFSET: usize = 40;
