@@ -451,7 +451,8 @@ fn finalise(dir: &Path, point_latest: bool, facts: FinalFacts) -> Result<TraceHe
     let mut log_bytes = 0;
     for (t, scan) in scan_logs(&trace).into_iter().enumerate() {
         let scan = scan?;
-        problems.extend(scan.problem);
+        // (Every log that closed after a failure says so: once is enough.)
+        problems.extend(scan.problem.filter(|p| !problems.contains(p)));
         log_bytes += scan.written.saturating_sub(HEADER_LEN as u64);
         entries.push(scan.entries);
         log_checksums.push(match scan.checksum {
@@ -559,7 +560,7 @@ const LOG_CHECKSUM: LogChecksum = LogChecksum::Crc32;
 fn scan_log(trace: &TraceDir, t: u32) -> Result<LogScan, RecordError> {
     let mut reader = trace.thread_events(t)?;
     let mut problem = None;
-    let process_incomplete = process_incomplete(trace, t, reader.header());
+    let process_incomplete = process_incomplete(reader.header());
     if let Err(e) = reader.skip_to_last_chunk() {
         problem = Some(with_causes(&e));
     }
@@ -592,14 +593,12 @@ fn scan_log(trace: &TraceDir, t: u32) -> Result<LogScan, RecordError> {
 /// The problem a log's header notes (`LOG_PROCESS_INCOMPLETE`): another
 /// log of its process failed, maybe where the runtime's notes could not be
 /// written either (a sandbox the program entered).
-fn process_incomplete(trace: &TraceDir, t: u32, header: &ThreadLogHeader) -> Option<String> {
+fn process_incomplete(header: &ThreadLogHeader) -> Option<String> {
     (header.flags & LOG_PROCESS_INCOMPLETE != 0).then(|| {
-        format!(
-            "{}: while it was open, a thread log of its process could not be created or could \
-             not grow (the runtime's warning said why; a sandbox the program entered, such as \
-             Landlock, refuses new files): the trace misses that thread's events",
-            trace.thread_log_path(t).display()
-        )
+        "a thread log could not be created or could not grow while recording (the runtime's \
+         warning said why; a sandbox the program entered, such as Landlock, refuses new \
+         files): the trace misses that thread's events"
+            .to_string()
     })
 }
 
