@@ -246,10 +246,7 @@ impl Analyzer {
     fn thread_slot(&mut self, e: &RecordedEvent) -> Result<usize> {
         let t = e.thread as usize;
         if self.events_seen.len() <= t {
-            let event = EventRef {
-                thread: e.thread,
-                index: e.index,
-            };
+            let event = EventRef::of(e);
             if e.thread == NO_THREAD {
                 return Err(SplitError::OutOfOrder { event, expected: 0 });
             }
@@ -287,10 +284,7 @@ impl Analyzer {
         e: &RecordedEvent,
         index_fits: bool,
     ) -> Result<(u64, u64)> {
-        let event = EventRef {
-            thread: e.thread,
-            index: e.index,
-        };
+        let event = EventRef::of(e);
         let expected = self.events_seen[t];
         if e.index != expected {
             return Err(SplitError::OutOfOrder { event, expected });
@@ -317,10 +311,7 @@ impl Analyzer {
     #[inline(always)]
     fn push_plain(&mut self, t: usize, e: &RecordedEvent, index_fits: bool) -> Result<()> {
         let (first, last) = self.checked_granules(t, e, index_fits)?;
-        let event = EventRef {
-            thread: e.thread,
-            index: e.index,
-        };
+        let event = EventRef::of(e);
         self.sink.clear();
         self.sink.drops_implied = true;
         find_pairs(
@@ -364,10 +355,7 @@ impl Analyzer {
     #[inline(never)]
     fn push_general(&mut self, t: usize, e: &RecordedEvent, index_fits: bool) -> Result<()> {
         let (first, last) = self.checked_granules(t, e, index_fits)?;
-        let event = EventRef {
-            thread: e.thread,
-            index: e.index,
-        };
+        let event = EventRef::of(e);
         self.sink.clear();
         let plain = is_plain(e.kind);
         if plain {

@@ -41,6 +41,17 @@ pub struct EventRef {
     pub index: u64,
 }
 
+impl EventRef {
+    /// The event `e` is: its thread and its place in that thread.
+    #[inline(always)]
+    pub fn of(e: &rr_lite_trace::RecordedEvent) -> EventRef {
+        EventRef {
+            thread: e.thread,
+            index: e.index,
+        }
+    }
+}
+
 impl fmt::Display for EventRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}", self.thread, self.index)
