@@ -188,16 +188,24 @@ impl LogWriter {
         let mut fields = [0u8; 16];
         fields[..8].copy_from_slice(&self.chunk_index.to_le_bytes());
         fields[8..].copy_from_slice(&self.entries.to_le_bytes());
-        // SAFETY: a raw system call on our own descriptor with our own
-        // 16-byte buffer. If it fails, the header keeps older values, which
-        // still read right (more of the log is counted).
+        // If it fails, the header keeps older values, which still read
+        // right (more of the log is counted).
+        self.write_header(LAST_CHUNK_OFFSET, &fields);
+    }
+
+    /// Writes `bytes` into the header at `offset`, through the descriptor
+    /// (not the mapping, which moves on with the chunks). Best effort.
+    fn write_header(&self, offset: usize, bytes: &[u8]) {
+        debug_assert!(offset + bytes.len() <= HEADER_LEN);
+        // SAFETY: a raw system call on our own descriptor with the caller's
+        // buffer, read for its length only.
         unsafe {
             libc::syscall(
                 libc::SYS_pwrite64,
                 self.fd,
-                fields.as_ptr(),
-                fields.len(),
-                LAST_CHUNK_OFFSET as i64,
+                bytes.as_ptr(),
+                bytes.len(),
+                offset as i64,
             )
         };
     }
@@ -208,18 +216,8 @@ impl LogWriter {
     fn note_process_incomplete(&self) {
         let flags = rr_lite_trace::codec::LOG_PRIVATE_CLOCK_STEPS
             | rr_lite_trace::codec::LOG_PROCESS_INCOMPLETE;
-        let bytes = flags.to_le_bytes();
-        // SAFETY: a raw system call on our own descriptor with our own
-        // 4-byte buffer; if it fails, the recorder still reads the notes.
-        unsafe {
-            libc::syscall(
-                libc::SYS_pwrite64,
-                self.fd,
-                bytes.as_ptr(),
-                bytes.len(),
-                rr_lite_trace::codec::FLAGS_OFFSET as i64,
-            )
-        };
+        // If it fails, the recorder still reads the notes, if they got there.
+        self.write_header(rr_lite_trace::codec::FLAGS_OFFSET, &flags.to_le_bytes());
     }
 
     /// Appends one entry. Returns false if the log could not grow (disk
