@@ -15,7 +15,7 @@ use rr_lite_trace::plan::DIVERGENCE_STATUS;
 use rr_lite_trace::state::DebugStop;
 use rr_lite_trace::{EventKind, OrderedEvent, TraceDir};
 
-use crate::replay_cmd::{ReplayArgs, describe_event, print_divergence};
+use crate::replay_cmd::{CreatedFiles, ReplayArgs, describe_event, print_divergence};
 
 /// Parses an event id as `dump` prints it: `t3:17` (or `3:17`).
 pub fn parse_event_id(text: &str) -> Result<DebugStop, String> {
@@ -31,7 +31,12 @@ pub fn parse_event_id(text: &str) -> Result<DebugStop, String> {
 }
 
 /// Runs the replay of `trace` under gdb; returns rr-lite's exit status.
-pub fn run(trace: &TraceDir, options: &ReplayOptions, args: &ReplayArgs) -> anyhow::Result<i32> {
+pub fn run(
+    trace: &TraceDir,
+    options: &ReplayOptions,
+    args: &ReplayArgs,
+    created: &CreatedFiles,
+) -> anyhow::Result<i32> {
     let mut symbols = crate::output::symbolizer(trace)?;
     let stop = match (args.at, args.at_end) {
         (Some(stop), _) => Some(checked_stop(trace, stop)?),
@@ -62,6 +67,7 @@ pub fn run(trace: &TraceDir, options: &ReplayOptions, args: &ReplayArgs) -> anyh
         DebugOutcome::Ended(status) => Ok(status.code().unwrap_or(1)),
         DebugOutcome::Diverged(report) => {
             print_divergence(&report, &mut symbols);
+            created.hint();
             Ok(DIVERGENCE_STATUS)
         }
     }

@@ -118,8 +118,10 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
         );
     }
     warn_about_changed_inputs(&trace)?;
+    // (Before the replay: it makes them again.)
+    let created = CreatedFiles::present(&trace)?;
     if args.debug || args.at.is_some() || args.at_end || args.gdbserver.is_some() {
-        return crate::debug_cmd::run(&trace, &options, &args);
+        return crate::debug_cmd::run(&trace, &options, &args, &created);
     }
     anyhow::ensure!(
         args.gdb_args.is_empty(),
@@ -146,10 +148,12 @@ pub fn run(args: ReplayArgs) -> anyhow::Result<i32> {
         }
         ReplayOutcome::Diverged(report) => {
             print_divergence(&report, &mut symbols);
+            created.hint();
             Ok(DIVERGENCE_STATUS)
         }
         ReplayOutcome::Deadlocked(report) => {
             print_deadlock(&report, &mut symbols);
+            created.hint();
             Ok(DEADLOCK_STATUS)
         }
     }
@@ -196,6 +200,44 @@ fn note_plans_built(trace: &rr_lite_trace::TraceDir, why: &rr_lite_replayer::Why
     ];
     for hint in hints.into_iter().flatten() {
         eprintln!("rr-lite: note: this replay built the trace's plans. {hint}");
+    }
+}
+
+/// The files the recording created that were there when this replay
+/// started (left from the recording, or made by an earlier replay): a
+/// program that looks for its output before it writes it (zstd `-o`) then
+/// takes another path, so a replay that goes wrong names them.
+pub(crate) struct CreatedFiles(Vec<std::path::PathBuf>);
+
+impl CreatedFiles {
+    pub(crate) fn present(trace: &rr_lite_trace::TraceDir) -> anyhow::Result<CreatedFiles> {
+        let Some(header) = trace.header() else {
+            return Ok(CreatedFiles(Vec::new()));
+        };
+        let present = rr_lite_replayer::created_files_present(trace, &header.cwd)?;
+        Ok(CreatedFiles(
+            present.iter().map(|path| header.cwd.join(path)).collect(),
+        ))
+    }
+
+    /// After a replay that diverged or deadlocked: the likely cause, if
+    /// there were such files.
+    pub(crate) fn hint(&self) {
+        if self.0.is_empty() {
+            return;
+        }
+        eprintln!(
+            "rr-lite: note: {} file(s) the recording created existed when this replay started \
+             (left from the recording or an earlier replay); if the program looks for its \
+             output before writing it, it took another path here: remove them and replay again:",
+            self.0.len(),
+        );
+        for path in self.0.iter().take(10) {
+            eprintln!("  {}", path.display());
+        }
+        if self.0.len() > 10 {
+            eprintln!("  ... and {} more", self.0.len() - 10);
+        }
     }
 }
 

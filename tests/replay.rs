@@ -1292,7 +1292,40 @@ fn changed_input_files_are_reported_before_replay() {
         "{}",
         describe("replay with a changed input", &out)
     );
-    assert!(!stderr.contains("out.txt"), "{}", describe("replay", &out));
+    // (Among the changed inputs: `path: why`. The divergence that follows
+    // may name it as an output the recording created.)
+    assert!(!stderr.contains("out.txt:"), "{}", describe("replay", &out));
+}
+
+/// A program that writes its output only if the output is not there yet
+/// (zstd `-o`): a replay started with the recording's output in place takes
+/// the other branch, and the divergence report names the file the
+/// recording created; once it is removed, the replay is exact.
+#[test]
+fn a_divergence_names_the_outputs_left_from_the_recording() {
+    let exe = build("output_left_in_place");
+    let dir = tempdir();
+    let output = dir.path().join("out.txt");
+    let rec = record_within(&exe, &[output.to_str().unwrap()], LIMIT);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    let out = replay(&rec.trace, &["--parallel"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(status_code(&out), 86, "{}", describe("replay", &out));
+    assert!(
+        stderr.contains("the recording created existed when this replay started")
+            && stderr.contains(output.to_str().unwrap()),
+        "{}",
+        describe("replay with the output in place", &out)
+    );
+    std::fs::remove_file(&output).unwrap();
+    let out = replay(&rec.trace, &["--parallel"]);
+    assert_eq!(status_code(&out), 0, "{}", describe("replay", &out));
+    assert_eq!(text(&out.stdout), "wrote the output\n");
+    assert!(
+        !text(&out.stderr).contains("the recording created"),
+        "{}",
+        describe("replay without the output", &out)
+    );
 }
 
 /// A use-after-free race: how many reads of a node's first field see its

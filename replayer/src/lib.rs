@@ -24,7 +24,7 @@ mod runs;
 pub mod session;
 
 pub use error::ReplayError;
-pub use inputs::changed_inputs;
+pub use inputs::{changed_inputs, created_files_present};
 pub use plans::{WhyBuilt, ensure_plans};
 pub use session::{
     DeadlockReport, DivergenceReport, ReplayOptions, ReplayOutcome, Replayed, WaitEdge, replay,

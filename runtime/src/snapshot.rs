@@ -136,6 +136,24 @@ pub(crate) fn opened(path: *const c_char, flags: c_int, fd: c_int) {
     }
 }
 
+/// Record, after an open of `path` (relative to `dir`) created it: notes it
+/// in `files-read` (`c <path in hex>`), so that a replay that finds it in
+/// place (an output left from the recording) can say so if it diverges.
+/// Only a path the recorded working directory resolves: absolute, or
+/// relative to the working directory.
+pub(crate) fn created(dir: c_int, path: *const c_char) {
+    if path.is_null() {
+        return;
+    }
+    // SAFETY: the program passed a NUL-terminated path.
+    let path = unsafe { CStr::from_ptr(path) }.to_bytes();
+    if (dir == libc::AT_FDCWD || path.first() == Some(&b'/'))
+        && !rr_lite_trace::bounded::is_per_process(path)
+    {
+        append_line(b"files-read", &[b"c "], path);
+    }
+}
+
 /// Size and modification time (ns since the epoch) of a regular file.
 fn regular_file(fd: c_int) -> Option<(u64, u64)> {
     // SAFETY: fstat writes the zeroed struct it is given (raw syscall).

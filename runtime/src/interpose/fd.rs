@@ -105,6 +105,23 @@ fn giving_out_blocking(site: u64, op: impl FnOnce() -> c_int) -> c_int {
     .give()
 }
 
+/// Whether `path` (relative to `dir`) names something now (following
+/// symbolic links, as an open does).
+fn exists(dir: c_int, path: *const c_char) -> bool {
+    // SAFETY: a zeroed stat is a valid out-parameter; `path` is the
+    // caller's NUL-terminated path. Raw: not a program call.
+    unsafe {
+        let mut st: libc::stat = core::mem::zeroed();
+        libc::syscall(
+            libc::SYS_newfstatat,
+            dir,
+            path,
+            &mut st as *mut libc::stat,
+            0,
+        ) == 0
+    }
+}
+
 /// Whether opening `path` (relative to `dir`) with `flags` may block: a
 /// FIFO opened without O_NONBLOCK waits for its other end, which another
 /// thread may be about to open.
@@ -139,7 +156,7 @@ fn opening(
     if may_block(dir, path, flags) {
         return giving_out_blocking(site, || with_fifo_writer(dir, path, flags, || op(path)));
     }
-    giving_out(site, || snapshotted(path, flags, op), number)
+    giving_out(site, || snapshotted(dir, path, flags, op), number)
 }
 
 /// Replay: runs `open`, the program's read-only open of the FIFO `path`
@@ -174,16 +191,27 @@ fn with_fifo_writer<R>(
     result
 }
 
-/// Runs an open of `path` with `flags` (inside its event), through the
-/// snapshot of the file if replay has one, and lets the snapshots know.
+/// Runs an open of `path` (relative to `dir`) with `flags` (inside its
+/// event), through the snapshot of the file if replay has one, and lets
+/// the snapshots know, and whether the open created the file (record: an
+/// output left in place changes what a replay finds).
 fn snapshotted<R: OpenedDescriptor + Copy>(
+    dir: c_int,
     path: *const c_char,
     flags: c_int,
     op: impl FnOnce(*const c_char) -> R,
 ) -> R {
+    let may_create = flags & libc::O_CREAT != 0
+        && crate::mode::current() == crate::mode::Mode::Record
+        && !path.is_null()
+        && !exists(dir, path);
     let copy = crate::snapshot::redirect(path, flags);
     let result = op(copy.as_ref().map_or(path, |c| c.as_ptr().cast()));
-    crate::snapshot::opened(path, flags, result.descriptor());
+    let fd = result.descriptor();
+    crate::snapshot::opened(path, flags, fd);
+    if may_create && fd >= 0 {
+        crate::snapshot::created(dir, path);
+    }
     result
 }
 
@@ -593,7 +621,7 @@ pub(super) fn fopen_call(
         pseudo::DESCRIPTORS,
         0,
         site,
-        || locked(|| Outcome::of(|| snapshotted(path, fopen_flags(mode), op))),
+        || locked(|| Outcome::of(|| snapshotted(CWD, path, fopen_flags(mode), op))),
         payload,
     )
     .give()
