@@ -1297,6 +1297,33 @@ fn changed_input_files_are_reported_before_replay() {
     assert!(!stderr.contains("out.txt:"), "{}", describe("replay", &out));
 }
 
+/// A program with its own SIGSEGV handler, installed with `signal`,
+/// `__sysv_signal` (what zstd's `signal` is) or `sigaction`, reads the
+/// clock and the time-stamp counter from two threads: the runtime's handler
+/// (which performs the trapped counter reads) stays installed, the program
+/// sees its own handler as installed, and a real fault still reaches it.
+/// Before, the program's handler replaced the runtime's and the first
+/// counter read killed the recording (zstd, in the vDSO's clock_gettime).
+#[test]
+fn a_program_with_its_own_segv_handler_records_and_replays() {
+    let exe = build("own_segv_handler");
+    for how in ["signal", "sysv", "sigaction"] {
+        let rec = record_within(&exe, &[how], LIMIT);
+        assert_eq!(rec.status, 0, "{how}: {}", rec.describe());
+        assert_eq!(rec.stdout, "read the clock, handler idle\n", "{how}");
+        replay_all_modes(&rec);
+    }
+    let rec = record_within(&exe, &["sigaction", "fault"], LIMIT);
+    assert_eq!(rec.status, 3, "{}", rec.describe());
+    assert_eq!(
+        rec.stdout,
+        "read the clock, handler idle\ncaught the fault\n",
+        "{}",
+        rec.describe()
+    );
+    replay_all_modes(&rec);
+}
+
 /// A program that writes its output only if the output is not there yet
 /// (zstd `-o`): a replay started with the recording's output in place takes
 /// the other branch, and the divergence report names the file the

@@ -312,6 +312,7 @@ fn log_not_created(errno: i32) {
         libc::ENOSPC | libc::EDQUOT => b"no space left on the disk",
         libc::EROFS => b"read-only file system",
         libc::EMFILE | libc::ENFILE => b"too many open files",
+        libc::ENOMEM => b"out of memory for its mapping",
         _ => b"the system refused it",
     };
     if !first {
@@ -319,12 +320,19 @@ fn log_not_created(errno: i32) {
     }
     let mut number = [0u8; 20];
     let number = sys::decimal(errno as u64, &mut number);
+    // (No number when the failure left none: not "errno 0".)
+    let (open, number, close): (&[u8], &[u8], &[u8]) = if errno > 0 {
+        (b" (errno ", number, b")")
+    } else {
+        (b"", b"", b"")
+    };
     sys::warn(&[
         b"cannot create a thread log in the trace directory: ",
         why,
-        b" (errno ",
+        open,
         number,
-        b"): the thread runs unrecorded and the trace is incomplete",
+        close,
+        b": the thread runs unrecorded and the trace is incomplete",
     ]);
     crate::problems::note(&[
         b"a thread log could not be created (",
@@ -450,7 +458,13 @@ extern "C" fn on_fatal_signal(signal: c_int, info: *mut libc::siginfo_t, context
             sys::set_errno(saved_errno);
             return;
         }
-        // Not a counter read: a real fault. SIGSEGV is installed without
+        // Not a counter read: the program's own handler's, if it has one
+        // (`crate::interpose::signals`).
+        if crate::interpose::signals::run_program_handler(signal, info, context) {
+            sys::set_errno(saved_errno);
+            return;
+        }
+        // A real fault, the program's action the default. SIGSEGV is installed without
         // SA_RESETHAND (counter reads come back here), so restore the
         // default action by hand before the instruction runs again.
         reset_to_default(signal);
@@ -488,16 +502,31 @@ fn install_fatal_signal_handlers() {
         } else {
             libc::SA_RESETHAND
         };
-        // SAFETY: a zeroed sigaction is a valid starting point; the handler
-        // has the SA_SIGINFO signature.
-        unsafe {
-            let mut action: libc::sigaction = core::mem::zeroed();
-            action.sa_sigaction = on_fatal_signal as *const () as usize;
-            action.sa_flags = libc::SA_SIGINFO | once | libc::SA_NODEFER;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(signal, &action, core::ptr::null_mut());
-        }
+        install_handler(signal, once);
     }
+    // The program's SIGSEGV actions are kept by the runtime from now on.
+    crate::interpose::signals::own_segv();
+}
+
+/// Installs the runtime's handler for `signal`, with `flags` beside the
+/// ones it always has. (The real sigaction: the program's, interposed,
+/// keeps SIGSEGV's action aside.)
+fn install_handler(signal: c_int, flags: c_int) {
+    // SAFETY: a zeroed sigaction is a valid starting point; the handler
+    // has the SA_SIGINFO signature.
+    unsafe {
+        let mut action: libc::sigaction = core::mem::zeroed();
+        action.sa_sigaction = on_fatal_signal as *const () as usize;
+        action.sa_flags = libc::SA_SIGINFO | flags | libc::SA_NODEFER;
+        libc::sigemptyset(&mut action.sa_mask);
+        crate::real::sigaction(signal, &action, core::ptr::null_mut());
+    }
+}
+
+/// Installs the runtime's SIGSEGV handler again with `flags` added: the
+/// program asked for `SA_ONSTACK` (a handler for stack overflows).
+pub(crate) fn reinstall_segv_handler(flags: c_int) {
+    install_handler(libc::SIGSEGV, flags);
 }
 
 /// Puts `signal` back to its default action.
@@ -507,6 +536,6 @@ fn reset_to_default(signal: c_int) {
         let mut action: libc::sigaction = core::mem::zeroed();
         action.sa_sigaction = libc::SIG_DFL;
         libc::sigemptyset(&mut action.sa_mask);
-        libc::sigaction(signal, &action, core::ptr::null_mut());
+        crate::real::sigaction(signal, &action, core::ptr::null_mut());
     }
 }

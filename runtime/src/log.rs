@@ -77,8 +77,10 @@ impl LogWriter {
             0,
         );
         if delta.is_null() {
+            // (Taken before the close, which may change it.)
+            let errno = crate::sys::errno();
             crate::sys::close_raw(fd);
-            return Err(0);
+            return Err(errno);
         }
         let delta = delta.cast::<DeltaState>();
         // SAFETY: a fresh private mapping of DELTA_LEN >= size_of bytes,
@@ -90,8 +92,9 @@ impl LogWriter {
             ..LogWriter::CLOSED
         };
         if !log.map_chunk(0) {
+            let errno = crate::sys::errno();
             log.close();
-            return Err(0);
+            return Err(errno);
         }
         let header = ThreadLogHeader {
             version: FORMAT_VERSION,

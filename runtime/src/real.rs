@@ -190,6 +190,9 @@ real_functions! {
     fn nanosleep(req: *const timespec, rem: *mut timespec) -> c_int;
     fn clock_nanosleep(clock: libc::clockid_t, flags: c_int, req: *const timespec, rem: *mut timespec) -> c_int;
     fn sched_yield() -> c_int;
+    fn sigaction(signal: c_int, action: *const libc::sigaction, old: *mut libc::sigaction) -> c_int;
+    fn signal(signal: c_int, handler: libc::sighandler_t) -> libc::sighandler_t;
+    fn __sysv_signal(signal: c_int, handler: libc::sighandler_t) -> libc::sighandler_t;
     fn thrd_sleep(duration: *const timespec, remaining: *mut timespec) -> c_int;
     fn poll(fds: *mut libc::pollfd, n: libc::nfds_t, timeout: c_int) -> c_int;
     fn select(n: c_int, r: *mut libc::fd_set, w: *mut libc::fd_set, e: *mut libc::fd_set, t: *mut libc::timeval) -> c_int;

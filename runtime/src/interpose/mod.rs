@@ -18,6 +18,7 @@ pub(crate) mod misc;
 pub(crate) mod openmp;
 pub(crate) mod process;
 pub(crate) mod pthread;
+pub(crate) mod signals;
 pub(crate) mod streams;
 pub(crate) mod strings;
 pub(crate) mod syscall;
