@@ -105,20 +105,21 @@ fn giving_out_blocking(site: u64, op: impl FnOnce() -> c_int) -> c_int {
     .give()
 }
 
-/// Whether `path` (relative to `dir`) names something now (following
-/// symbolic links, as an open does).
-fn exists(dir: c_int, path: *const c_char) -> bool {
+/// The status of what `path` (relative to `dir`) names now, following
+/// symbolic links as an open does; None if nothing (or the path is bad).
+fn stat_at(dir: c_int, path: *const c_char) -> Option<libc::stat> {
     // SAFETY: a zeroed stat is a valid out-parameter; `path` is the
     // caller's NUL-terminated path. Raw: not a program call.
     unsafe {
         let mut st: libc::stat = core::mem::zeroed();
-        libc::syscall(
+        let found = libc::syscall(
             libc::SYS_newfstatat,
             dir,
             path,
             &mut st as *mut libc::stat,
             0,
-        ) == 0
+        ) == 0;
+        found.then_some(st)
     }
 }
 
@@ -129,19 +130,7 @@ fn may_block(dir: c_int, path: *const c_char, flags: c_int) -> bool {
     if flags & libc::O_NONBLOCK != 0 || path.is_null() || !crate::mode::active() {
         return false;
     }
-    // SAFETY: a zeroed stat is a valid out-parameter; `path` is the
-    // caller's NUL-terminated path. Raw: not a program call.
-    unsafe {
-        let mut st: libc::stat = core::mem::zeroed();
-        libc::syscall(
-            libc::SYS_newfstatat,
-            dir,
-            path,
-            &mut st as *mut libc::stat,
-            0,
-        ) == 0
-            && st.st_mode & libc::S_IFMT == libc::S_IFIFO
-    }
+    stat_at(dir, path).is_some_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFIFO)
 }
 
 /// open and its relatives: `op(path)` opens `path` (relative to `dir`), or
@@ -204,7 +193,7 @@ fn snapshotted<R: OpenedDescriptor + Copy>(
     let may_create = flags & libc::O_CREAT != 0
         && crate::mode::current() == crate::mode::Mode::Record
         && !path.is_null()
-        && !exists(dir, path);
+        && stat_at(dir, path).is_none();
     let copy = crate::snapshot::redirect(path, flags);
     let result = op(copy.as_ref().map_or(path, |c| c.as_ptr().cast()));
     let fd = result.descriptor();
