@@ -459,8 +459,8 @@ extern "C" fn on_fatal_signal(signal: c_int, info: *mut libc::siginfo_t, context
             return;
         }
         // Not a counter read: the program's own handler's, if it has one
-        // (`crate::interpose::signals`).
-        if crate::interpose::signals::run_program_handler(signal, info, context) {
+        // (`crate::segv_action`).
+        if crate::segv_action::run_program_handler(signal, info, context) {
             sys::set_errno(saved_errno);
             return;
         }
@@ -505,7 +505,7 @@ fn install_fatal_signal_handlers() {
         install_handler(signal, once);
     }
     // The program's SIGSEGV actions are kept by the runtime from now on.
-    crate::interpose::signals::own_segv();
+    crate::segv_action::own_segv();
 }
 
 /// Installs the runtime's handler for `signal`, with `flags` beside the

@@ -40,6 +40,7 @@ mod read_only;
 mod real;
 mod record;
 mod replay;
+mod segv_action;
 mod site;
 mod snapshot;
 mod stripes;
