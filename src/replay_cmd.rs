@@ -214,10 +214,10 @@ impl CreatedFiles {
         let Some(header) = trace.header() else {
             return Ok(CreatedFiles(Vec::new()));
         };
-        let present = rr_lite_replayer::created_files_present(trace, &header.cwd)?;
-        Ok(CreatedFiles(
-            present.iter().map(|path| header.cwd.join(path)).collect(),
-        ))
+        Ok(CreatedFiles(rr_lite_replayer::created_files_present(
+            trace,
+            &header.cwd,
+        )?))
     }
 
     /// After a replay that diverged or deadlocked: the likely cause, if
@@ -232,12 +232,18 @@ impl CreatedFiles {
              output before writing it, it took another path here: remove them and replay again:",
             self.0.len(),
         );
-        for path in self.0.iter().take(10) {
-            eprintln!("  {}", path.display());
-        }
-        if self.0.len() > 10 {
-            eprintln!("  ... and {} more", self.0.len() - 10);
-        }
+        print_first_ten(self.0.iter().map(|path| path.display()));
+    }
+}
+
+/// Prints the first ten of `lines`, indented, and how many more there are.
+fn print_first_ten<T: std::fmt::Display>(lines: impl ExactSizeIterator<Item = T>) {
+    let more = lines.len().saturating_sub(10);
+    for line in lines.take(10) {
+        eprintln!("  {line}");
+    }
+    if more > 0 {
+        eprintln!("  ... and {more} more");
     }
 }
 
@@ -257,12 +263,7 @@ fn warn_about_changed_inputs(trace: &rr_lite_trace::TraceDir) -> anyhow::Result<
          keep copies in the trace):",
         changed.len()
     );
-    for line in changed.iter().take(10) {
-        eprintln!("  {line}");
-    }
-    if changed.len() > 10 {
-        eprintln!("  ... and {} more", changed.len() - 10);
-    }
+    print_first_ten(changed.iter());
     Ok(())
 }
 

@@ -74,17 +74,18 @@ pub fn changed_inputs(trace: &TraceDir, cwd: &Path) -> Result<Vec<String>, Repla
 }
 
 /// The files the recording created (an open made them) that exist now, in
-/// path order: left from the recording or from an earlier replay. Empty
-/// if none (or the trace has no list).
+/// path order, as paths from `cwd` (the recorded working directory): left
+/// from the recording or from an earlier replay. Empty if none (or the
+/// trace has no list).
 pub fn created_files_present(trace: &TraceDir, cwd: &Path) -> Result<Vec<PathBuf>, ReplayError> {
     let created: BTreeSet<PathBuf> = listed(trace)?
         .into_iter()
         .filter(|(_, listed)| *listed == Listed::Created)
-        .map(|(path, _)| path)
+        .map(|(path, _)| cwd.join(path))
         .collect();
     Ok(created
         .into_iter()
-        .filter(|path| std::fs::symlink_metadata(cwd.join(path)).is_ok())
+        .filter(|path| std::fs::symlink_metadata(path).is_ok())
         .collect())
 }
 

@@ -50,7 +50,7 @@ impl LogWriter {
     }
 
     /// Creates `thread-NNNN.log` in `dir` and writes its header; the
-    /// error number if the file cannot be created (0 for other failures).
+    /// error number of the step that failed otherwise (0 if it left none).
     pub(crate) fn create(dir: &[u8], thread: u32, parent: u32) -> Result<LogWriter, i32> {
         let mut name_buf = [0u8; 48];
         let name = crate::sys::thread_file_name(b"thread-", thread, b".log", &mut name_buf);

@@ -41,8 +41,8 @@ switching_entry!(sigaction => sigaction_impl);
 switching_entry!(__sigaction => sigaction_impl);
 
 /// `signal`'s BSD semantics (glibc's): the handler stays, interrupted
-/// calls restart, the signal is blocked while it runs (not kept: see the
-/// module doc).
+/// calls restart, the signal is blocked while it runs (not kept: see
+/// `crate::segv_action`).
 extern "C" fn signal_impl(signal: c_int, handler: libc::sighandler_t) -> libc::sighandler_t {
     if !owned(signal) {
         // SAFETY: forwarding the program's call.
