@@ -20,10 +20,13 @@
 //! lost updates keep showing.
 //!
 //! Rules that keep this safe:
-//! - only the compiler's hooks keep stripes (plain accesses, and atomic
-//!   operations on one stripe, which the hook performs while it holds it):
-//!   an interposed call, a blocking call, thread end and a chaos-scheduled
-//!   recording give back everything first, as before;
+//! - only operations on one stripe that the runtime performs while it
+//!   holds it keep stripes: the compiler's hooks (plain accesses, atomic
+//!   operations) and the lock calls that act as atomics do (a lock taken
+//!   by its trylock without blocking, a mutex's or spin lock's unlock:
+//!   `events::attempt_keeping_stripe`, `events::log_keeping_stripe`);
+//!   every other interposed call, a blocking call, thread end and a
+//!   chaos-scheduled recording give back everything first, as before;
 //! - a thread that keeps stripes never waits for another: it takes a new
 //!   stripe only if it is free now (`try_lock`), else gives back all it
 //!   keeps and then waits, so two threads never wait for each other's kept

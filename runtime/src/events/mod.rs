@@ -822,6 +822,11 @@ pub(crate) fn log_after_lock_call<R>(
     match with_tracked(|_, mode| mode) {
         None => op(),
         Some(Mode::Record) => {
+            if let Some(attempt) = attempt.as_mut()
+                && let Some(result) = attempt_keeping_stripe(kinds, addr, site, attempt, &event)
+            {
+                return result;
+            }
             // A point where chaos may let others run first: before the call
             // that may block, not only at its event, logged after it.
             on_tracked_thread(|t| busy(t, || t.record.release_at_schedule_point(true)));
@@ -875,6 +880,42 @@ pub(crate) fn log_after_lock_call<R>(
             result
         }),
     }
+}
+
+/// Record under the quantum: `attempt` (a trylock) holding the stripe of
+/// the lock's event as an atomic operation holds its own, kept after it
+/// ([`log_keeping_stripe`]), and the event logged on it if the lock was
+/// taken or failed for good. The thread keeps the stripes of its last
+/// accesses: a lock that is free costs what an atomic does, and the
+/// critical section's accesses find their stripes still held (giving
+/// everything back at every lock made each of them take its stripes
+/// again), and a thread that unlocks and locks again within its quantum
+/// keeps the lock, as in a time slice. None (nothing logged): not under
+/// the quantum ([`stripe_to_keep`]), under PCT or `--serialize` (one thread
+/// runs at a time, and a busy lock gives the turn away), or the lock
+/// is busy; the caller then gives every stripe back before it blocks.
+fn attempt_keeping_stripe<R>(
+    kinds: LockKinds,
+    addr: u64,
+    site: u64,
+    attempt: &mut impl FnMut() -> Option<R>,
+    event: &impl Fn(&R) -> Option<u64>,
+) -> Option<R> {
+    if crate::chaos::serialises() {
+        return None;
+    }
+    let set = stripe_to_keep(addr, 0)?;
+    on_tracked_thread(|t| {
+        let held = hold_to_keep(t, set, true);
+        let taken = t.record.guarded(attempt)?;
+        if let Some(payload) = event(&taken) {
+            busy(t, || {
+                t.record
+                    .append_on(held, kinds.of(payload), addr, 0, site, payload)
+            });
+        }
+        Some(taken)
+    })
 }
 
 /// Record: `attempt` (a trylock) while the stripe of the lock's event is

@@ -298,11 +298,12 @@ pub(super) fn log_releasing<R>(
     log_after_call(kind, obj, size, site, op, |_| 0)
 }
 
-// A spin lock's unlock keeps its stripe under the recording quantum, like an
-// atomic's (`events::log_keeping_stripe`), so that its thread may take the
-// lock again in its quantum (`events::record_spin_lock`).
+// A spin lock's or a mutex's unlock keeps its stripe under the recording
+// quantum, like an atomic's (`events::log_keeping_stripe`), so that its
+// thread may take the lock again in its quantum (`events::record_spin_lock`,
+// `events::attempt_keeping_stripe`).
 releasing_calls! {
-    pthread_mutex_unlock => mutex_unlock(pthread_mutex_t), MutexUnlock, log_releasing;
+    pthread_mutex_unlock => mutex_unlock(pthread_mutex_t), MutexUnlock, events::log_keeping_stripe;
     pthread_cond_signal => cond_signal(pthread_cond_t), CondSignal, log_releasing;
     pthread_cond_broadcast => cond_broadcast(pthread_cond_t), CondBroadcast, log_releasing;
     pthread_spin_unlock => spin_unlock(pthread_spinlock_t), SpinUnlock, events::log_keeping_stripe;
