@@ -22,8 +22,8 @@
 //! Rules that keep this safe:
 //! - only operations on one stripe that the runtime performs while it
 //!   holds it keep stripes: the compiler's hooks (plain accesses, atomic
-//!   operations) and the lock calls that act as atomics do (a lock taken
-//!   by its trylock without blocking, a mutex's or spin lock's unlock:
+//!   operations) and the lock calls that act as atomics do (an exclusive
+//!   lock taken by its trylock without blocking, a mutex's or spin lock's unlock:
 //!   `events::attempt_keeping_stripe`, `events::log_keeping_stripe`);
 //!   every other interposed call, a blocking call, thread end and a
 //!   chaos-scheduled recording give back everything first, as before;
