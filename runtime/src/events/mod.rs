@@ -549,7 +549,7 @@ pub(crate) fn log_keeping_stripe<R>(
         return log_after_call(kind, addr, size, site, op, |_| 0);
     };
     on_tracked_thread(|t| {
-        let set = hold_to_keep(t, set, kind != EventKind::AtomicLoad);
+        let set = hold_to_keep(t, set, addr, size, kind != EventKind::AtomicLoad);
         let result = t.record.guarded(op);
         busy(t, || t.record.append_on(set, kind, addr, size, site, 0));
         result
@@ -576,7 +576,7 @@ pub(crate) fn record_spin_lock(addr: u64, site: u64, try_lock: impl Fn() -> i32)
     on_tracked_thread(|t| {
         let mut tries = 0u32;
         loop {
-            let held = hold_to_keep(t, set, true);
+            let held = hold_to_keep(t, set, addr, 0, true);
             let r = t.record.guarded(&try_lock);
             if r != libc::EBUSY {
                 let payload = r as u64;
@@ -625,13 +625,31 @@ fn stripe_to_keep(addr: u64, size: u64) -> Option<StripeSet> {
     .flatten()
 }
 
-/// Holds `set` (from [`stripe_to_keep`]) for an operation the hook performs
-/// itself, as a plain access's stripe (`writes`: the operation writes).
-/// Returns the set held (the region's stripe, maybe: `crate::stripes`).
-fn hold_to_keep(t: &ThreadState, set: StripeSet, writes: bool) -> StripeSet {
+/// Holds `set` (from [`stripe_to_keep`] for `addr` and `size`) for an
+/// operation the hook performs itself, as a plain access's stripe
+/// (`writes`: the operation writes). Returns the set held (the region's
+/// stripe, maybe: `crate::stripes`). A stripe the thread holds already
+/// (the last access's, a recent or a kept one) takes the plain access's
+/// fast path (`RecordThread::hold_access_fast`, which does what
+/// `hold_access` would then): an atomic or a lock on the thread's own
+/// data paid the general path's retiring and taking again, some 200
+/// instructions. The entry still takes a synced clock step (`append_on`),
+/// which any entry may: only a plain access's is a private one
+/// (ARCHITECTURE.md, "Private steps").
+fn hold_to_keep(t: &ThreadState, set: StripeSet, addr: u64, size: u64, writes: bool) -> StripeSet {
     busy(t, || {
-        t.record.chaos_point();
         // (The last access, if a read without a lock, is done.)
+        let quantum = t.record.fast_quantum();
+        if quantum != 0
+            && let Some(stripe) = StripeSet::single_data_stripe(addr, size.max(1)).map(plain_stripe)
+        {
+            t.record.stop_reading();
+            if t.record.hold_access_fast(stripe, quantum, writes) {
+                return StripeSet::of_stripe(stripe);
+            }
+            return t.record.hold_access(set, writes);
+        }
+        t.record.chaos_point();
         t.record.stop_reading();
         t.record.hold_access(set, writes)
     })
@@ -776,8 +794,8 @@ impl LockKinds {
     /// Whether the lock, once taken, is its thread's alone (a mutex, a
     /// write lock, a spin lock): what [`attempt_keeping_stripe`] keeps. A
     /// read lock is shared, and keeping its stripe made the other readers
-    /// wait for it (four threads read-locking one rwlock recorded 12 %
-    /// slower); a semaphore's units go to whoever waits, and its posts do
+    /// wait for it (four threads read-locking one rwlock recorded about
+    /// 14 % slower); a semaphore's units go to whoever waits, and its posts do
     /// not keep.
     fn is_exclusive(self) -> bool {
         matches!(
@@ -920,7 +938,7 @@ fn attempt_keeping_stripe<R>(
     }
     let set = stripe_to_keep(addr, 0)?;
     on_tracked_thread(|t| {
-        let held = hold_to_keep(t, set, true);
+        let held = hold_to_keep(t, set, addr, 0, true);
         let taken = t.record.guarded(attempt)?;
         if let Some(payload) = event(&taken) {
             busy(t, || {
