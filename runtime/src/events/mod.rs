@@ -853,17 +853,20 @@ pub(crate) fn log_after_lock_call<R>(
     match with_tracked(|_, mode| mode) {
         None => op(),
         Some(Mode::Record) => {
-            if let Some(attempt) = attempt.as_mut()
-                && let Some(result) = attempt_keeping_stripe(kinds, addr, site, attempt, &event)
-            {
+            let mut lock_try = attempt.as_mut().map(|attempt| LockTry {
+                kinds,
+                addr,
+                site,
+                attempt,
+                event: &event,
+            });
+            if let Some(result) = lock_try.as_mut().and_then(attempt_keeping_stripe) {
                 return result;
             }
             // A point where chaos may let others run first: before the call
             // that may block, not only at its event, logged after it.
             on_tracked_thread(|t| busy(t, || t.record.release_at_schedule_point(true)));
-            if let Some(attempt) = attempt.as_mut()
-                && let Some(result) = attempt_holding_event(kinds, addr, site, attempt, &event)
-            {
+            if let Some(result) = lock_try.as_mut().and_then(attempt_holding_event) {
                 return result;
             }
             let taken = match attempt {
@@ -913,6 +916,17 @@ pub(crate) fn log_after_lock_call<R>(
     }
 }
 
+/// A lock's try in record ([`log_after_lock_call`]): the trylock `attempt`
+/// (None: the lock is busy), the kinds, address and site of its event, and
+/// `event`, the payload of a result (None: nothing to log).
+struct LockTry<'a, A, E> {
+    kinds: LockKinds,
+    addr: u64,
+    site: u64,
+    attempt: &'a mut A,
+    event: &'a E,
+}
+
 /// Record under the quantum: `attempt` (a trylock of an exclusive lock,
 /// [`LockKinds::is_exclusive`]) holding the stripe of
 /// the lock's event as an atomic operation holds its own, kept after it
@@ -927,23 +941,19 @@ pub(crate) fn log_after_lock_call<R>(
 /// runs at a time, and a busy lock gives the turn away), or the lock
 /// is busy; the caller then gives every stripe back before it blocks.
 fn attempt_keeping_stripe<R>(
-    kinds: LockKinds,
-    addr: u64,
-    site: u64,
-    attempt: &mut impl FnMut() -> Option<R>,
-    event: &impl Fn(&R) -> Option<u64>,
+    l: &mut LockTry<'_, impl FnMut() -> Option<R>, impl Fn(&R) -> Option<u64>>,
 ) -> Option<R> {
-    if !kinds.is_exclusive() || crate::chaos::serialises() {
+    if !l.kinds.is_exclusive() || crate::chaos::serialises() {
         return None;
     }
-    let set = stripe_to_keep(addr, 0)?;
+    let set = stripe_to_keep(l.addr, 0)?;
     on_tracked_thread(|t| {
-        let held = hold_to_keep(t, set, addr, 0, true);
-        let taken = t.record.guarded(attempt)?;
-        if let Some(payload) = event(&taken) {
+        let held = hold_to_keep(t, set, l.addr, 0, true);
+        let taken = t.record.guarded(&mut *l.attempt)?;
+        if let Some(payload) = (l.event)(&taken) {
+            let kind = l.kinds.of(payload);
             busy(t, || {
-                t.record
-                    .append_on(held, kinds.of(payload), addr, 0, site, payload)
+                t.record.append_on(held, kind, l.addr, 0, l.site, payload)
             });
         }
         Some(taken)
@@ -954,18 +964,15 @@ fn attempt_keeping_stripe<R>(
 /// held, logging the event if it took the lock or failed for good. None:
 /// the lock is busy, nothing logged.
 fn attempt_holding_event<R>(
-    kinds: LockKinds,
-    addr: u64,
-    site: u64,
-    attempt: &mut impl FnMut() -> Option<R>,
-    event: &impl Fn(&R) -> Option<u64>,
+    l: &mut LockTry<'_, impl FnMut() -> Option<R>, impl Fn(&R) -> Option<u64>>,
 ) -> Option<R> {
     on_tracked_thread(|t| {
-        let acquired = busy(t, || t.record.acquire(addr, 0));
-        let tried = t.record.guarded(attempt);
+        let acquired = busy(t, || t.record.acquire(l.addr, 0));
+        let tried = t.record.guarded(&mut *l.attempt);
         busy(t, || {
-            if let Some(payload) = tried.as_ref().and_then(event) {
-                t.record.append(kinds.of(payload), addr, 0, site, payload);
+            if let Some(payload) = tried.as_ref().and_then(l.event) {
+                t.record
+                    .append(l.kinds.of(payload), l.addr, 0, l.site, payload);
             }
             t.record.give_back(acquired);
         });
