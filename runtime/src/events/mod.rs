@@ -638,19 +638,21 @@ fn stripe_to_keep(addr: u64, size: u64) -> Option<StripeSet> {
 /// (ARCHITECTURE.md, "Private steps").
 fn hold_to_keep(t: &ThreadState, set: StripeSet, addr: u64, size: u64, writes: bool) -> StripeSet {
     busy(t, || {
-        // (The last access, if a read without a lock, is done.)
+        // (A non-zero gate means no chaos point to make.)
         let quantum = t.record.fast_quantum();
-        if quantum != 0
-            && let Some(stripe) = StripeSet::single_data_stripe(addr, size.max(1)).map(plain_stripe)
-        {
-            t.record.stop_reading();
-            if t.record.hold_access_fast(stripe, quantum, writes) {
-                return StripeSet::of_stripe(stripe);
-            }
-            return t.record.hold_access(set, writes);
+        let fast = (quantum != 0)
+            .then(|| StripeSet::single_data_stripe(addr, size.max(1)).map(plain_stripe))
+            .flatten();
+        if fast.is_none() {
+            t.record.chaos_point();
         }
-        t.record.chaos_point();
+        // (The last access, if a read without a lock, is done.)
         t.record.stop_reading();
+        if let Some(stripe) = fast
+            && t.record.hold_access_fast(stripe, quantum, writes)
+        {
+            return StripeSet::of_stripe(stripe);
+        }
         t.record.hold_access(set, writes)
     })
 }
