@@ -76,11 +76,6 @@ pub(crate) fn keep(action: &libc::sigaction) {
     HANDLER.store(action.sa_sigaction, Ordering::Release);
 }
 
-/// The handler the program's action names now.
-pub(crate) fn program_handler() -> libc::sighandler_t {
-    HANDLER.load(Ordering::Acquire)
-}
-
 /// In the runtime's SIGSEGV handler, for a fault that is not a counter
 /// read: runs the program's handler if it has one, as the kernel would
 /// have (its mask added to the blocked set meanwhile, `SA_RESETHAND`

@@ -7,7 +7,7 @@ use core::ffi::c_int;
 
 use crate::own_stack::switching_entry;
 use crate::real;
-use crate::segv_action::{keep, owned, program_action, program_handler};
+use crate::segv_action::{keep, owned, program_action};
 
 /// Keeps `action` as the program's SIGSEGV action; the runtime's handler
 /// goes on the alternate stack too if the program's asks for it.
@@ -68,7 +68,7 @@ switching_entry!(sysv_signal => sysv_signal_impl);
 /// Keeps `handler` with `flags` and an empty mask as the program's SIGSEGV
 /// action; returns the handler it replaces.
 fn keep_handler(handler: libc::sighandler_t, flags: c_int) -> libc::sighandler_t {
-    let old = program_handler();
+    let old = program_action().sa_sigaction;
     // SAFETY: a zeroed sigaction is a valid value (empty mask).
     let mut action: libc::sigaction = unsafe { core::mem::zeroed() };
     action.sa_sigaction = handler;
