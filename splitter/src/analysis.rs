@@ -1,7 +1,8 @@
 //! The streaming analysis: feeds the global log, one event at a time, to the
 //! pair finder, then deduplicates and reduces the pairs ending at that event
 //! while everything about them is known. Memory is the finder's per-granule
-//! state, the vector clocks' history and the kept pairs; never the log.
+//! state, the vector clocks' history (compacted to what that state still
+//! needs) and the kept pairs; never the log.
 
 use std::ops::RangeInclusive;
 
@@ -333,6 +334,7 @@ impl Analyzer {
         if self.collector.is_some() && (kept_before != self.kept.len() || e.index == 0) {
             self.collect(e, kept_before, &[])?;
         }
+        self.compact_clocks_if_due();
         Ok(())
     }
 
@@ -407,7 +409,41 @@ impl Analyzer {
         {
             self.collect(e, kept_before, &held_back)?;
         }
+        self.compact_clocks_if_due();
         Ok(())
+    }
+
+    /// Between two events, when the vector clocks' history has doubled:
+    /// drops the snapshots that no event the analysis still holds needs
+    /// (`reduce`'s module doc, "Memory").
+    #[inline(always)]
+    fn compact_clocks_if_due(&mut self) {
+        if self
+            .clocks
+            .as_ref()
+            .is_some_and(VectorClocks::wants_compaction)
+        {
+            self.compact_clocks();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn compact_clocks(&mut self) {
+        let Some(clocks) = &mut self.clocks else {
+            return;
+        };
+        let mut live = Vec::new();
+        let mut add = |e: EventRef| live.push(e);
+        self.finder.for_each_event(&mut add);
+        self.barriers.for_each_event(&mut add);
+        if let Some(sections) = &self.sections {
+            sections.for_each_event(&mut add);
+        }
+        // A thread's exit pairs start from the other threads' runs of
+        // private steps (`Progress::last_before`).
+        let floors: Vec<u64> = self.threads.iter().map(|t| t.step_run_start.0).collect();
+        clocks.compact(live, &floors);
     }
 
     /// The pairs of an event that is not [`is_plain`]: a barrier's arrival
@@ -564,7 +600,7 @@ impl Analyzer {
         let (pairs_found, pairs_cross_thread) = self.sink.counts();
         let granules = self.finder.granules();
         let state_bytes = self.finder.state_bytes();
-        let clock_bytes = self.clocks.as_ref().map_or(0, VectorClocks::state_bytes);
+        let clock_bytes = self.clocks.as_ref().map_or(0, VectorClocks::peak_bytes);
         let threads: Vec<ThreadSummary> = self
             .events_seen
             .iter()
@@ -810,5 +846,42 @@ mod tests {
             "{expected:?}"
         );
         assert_eq!(pairs(&in_runs), expected);
+    }
+
+    /// Four threads bump eight shared counters in turn, each a read and a
+    /// write: nearly every event keeps a pair and snapshots its clock. The
+    /// history stays near what the granules hold, and the pairs are those
+    /// of an analysis that never compacts.
+    #[test]
+    fn racy_counters_keep_a_bounded_history_and_the_same_pairs() {
+        let mut events = Vec::new();
+        let mut index = [0u64; 4];
+        for step in 0..4000u64 {
+            let thread = (step % 4) as u32;
+            let addr = 0x8000 + 8 * ((step + step / 4) % 8);
+            for kind in [EventKind::Read, EventKind::Write] {
+                let i = &mut index[thread as usize];
+                events.push(RecordedEvent {
+                    addr,
+                    ..event(thread, *i, events.len() as u64 + 1, kind)
+                });
+                *i += 1;
+            }
+        }
+        let analysed = |clocks: VectorClocks| {
+            let mut analyzer = Analyzer::new(&SplitOptions::default()).unwrap();
+            analyzer.clocks = Some(clocks);
+            let mut most = 0;
+            for e in &events {
+                analyzer.push(e).unwrap();
+                most = most.max(analyzer.clocks.as_ref().unwrap().snapshots());
+            }
+            (analyzer.finish().pairs, most)
+        };
+        let (whole, all) = analysed(VectorClocks::compacting_at(usize::MAX));
+        let (compacted, most) = analysed(VectorClocks::compacting_at(32));
+        assert_eq!(compacted, whole);
+        assert!(all > 2000, "the test should snapshot often: {all}");
+        assert!(most < 200, "{most} snapshots held at once, of {all}");
     }
 }

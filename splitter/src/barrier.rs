@@ -122,6 +122,14 @@ impl BarrierRounds {
         }
     }
 
+    /// Calls `f` with the sources of every release kept (a late
+    /// departure's pairs start from them).
+    pub(crate) fn for_each_event(&self, f: &mut impl FnMut(EventRef)) {
+        let rounds = self.barriers.values();
+        let released = rounds.flat_map(|r| r.released.iter().flat_map(|(_, pairs)| pairs));
+        released.for_each(|&(from, _)| f(from));
+    }
+
     /// After the finder saw the departure that released the last round
     /// opened on `addr`: the pairs it found.
     pub fn released(&mut self, addr: u64, pairs: ReleasePairs) {

@@ -165,6 +165,16 @@ impl Sections {
         self.code
     }
 
+    /// Calls `f` with every event the sections hold: each mutex's last
+    /// unlocks, and the sources of the pairs held back from open sections.
+    pub(crate) fn for_each_event(&self, f: &mut impl FnMut(EventRef)) {
+        let unlocks = self.mutexes.values().flat_map(|m| &m.unlocks);
+        unlocks.for_each(|&u| f(u));
+        let open = self.open.iter().flatten().chain(&self.promote_after);
+        let held_back = open.flat_map(|section| &section.held_back);
+        held_back.for_each(|p| f(p.from));
+    }
+
     /// Whether the code between the two sites is all instrumented.
     fn instrumented(&mut self, lock_site: u64, unlock_site: u64) -> bool {
         let code = &mut self.code.0;

@@ -108,9 +108,10 @@ pub struct SplitStats {
     /// included), and that divided by `granules` (SPEC: <= 200).
     pub state_bytes: u64,
     pub state_bytes_per_granule: f64,
-    /// Estimated bytes of the vector clocks and their history: one
-    /// snapshot per event that keeps a pair, so it grows with the kept
-    /// pairs times the threads, like the output itself.
+    /// Estimated bytes of the vector clocks and their history at their
+    /// most: one snapshot per event that keeps a pair, compacted to those
+    /// the analysis's state still refers to whenever they double, so it
+    /// is bounded by that state times the threads.
     pub clock_bytes: u64,
     /// Wall time of the whole split (reading, analysis, writing).
     pub seconds: f64,

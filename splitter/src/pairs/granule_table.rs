@@ -221,6 +221,12 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
         }
     }
 
+    /// Calls `f` with every state held (some of them maybe still `empty`).
+    pub(crate) fn for_each_state(&self, mut f: impl FnMut(&S)) {
+        self.sparse.values().for_each(&mut f);
+        self.blocks.segments.iter().flatten().for_each(f);
+    }
+
     /// Distinct granules looked up so far.
     pub(crate) fn granules(&self) -> u64 {
         self.granules

@@ -162,6 +162,25 @@ impl Default for IndexedFinder {
 }
 
 impl IndexedFinder {
+    /// Calls `f` with every event the granule states hold (a last write or
+    /// a reader of an open read group): the events later pairs may start
+    /// from.
+    pub(crate) fn for_each_event(&self, f: &mut impl FnMut(EventRef)) {
+        self.states.for_each_state(|state| {
+            if state.writer != NONE {
+                f(unpack(state.writer));
+            }
+            if state.reader == NONE {
+                return;
+            }
+            if state.reader & MANY == 0 {
+                f(unpack(state.reader));
+            } else if let Some(group) = self.groups.get((state.reader & !MANY) as usize) {
+                group.iter().for_each(|slot| f(slot.event()));
+            }
+        });
+    }
+
     /// A finder that emits every pair of the method.
     pub fn new() -> IndexedFinder {
         IndexedFinder {

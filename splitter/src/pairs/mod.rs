@@ -367,6 +367,15 @@ impl PairFinder {
         }
     }
 
+    /// Calls `f` with every event the finder holds: those later pairs may
+    /// start from.
+    pub(crate) fn for_each_event(&self, f: &mut impl FnMut(EventRef)) {
+        match self {
+            PairFinder::Worklist(finder) => finder.for_each_event(f),
+            PairFinder::Indexed(finder) => finder.for_each_event(f),
+        }
+    }
+
     /// Distinct granules seen so far.
     pub fn granules(&self) -> u64 {
         match self {

@@ -46,6 +46,20 @@ impl WorklistFinder {
         WorklistFinder::default()
     }
 
+    /// Calls `f` with every event of the open pairs.
+    pub(crate) fn for_each_event(&self, f: &mut impl FnMut(EventRef)) {
+        for item in &self.queue {
+            match &item.open {
+                OpenPair::Reads(readers) => readers.iter().copied().for_each(&mut *f),
+                OpenPair::Write(writer) => f(*writer),
+                OpenPair::RawGroup { writer, readers } => {
+                    f(*writer);
+                    readers.iter().copied().for_each(&mut *f);
+                }
+            }
+        }
+    }
+
     pub(crate) fn access(
         &mut self,
         granule: u64,
