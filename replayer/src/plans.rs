@@ -426,11 +426,77 @@ fn build_verify_thread(
 /// One thread's kept plan before it is written: its points (run starts
 /// marked), event count and access hash.
 struct KeptThread {
-    points: Vec<PlanPoint>,
+    points: Vec<KeptPoint>,
+    /// Every point's waits, one after the other (`KeptPoint::first_wait`).
+    waits: Vec<(u32, u64)>,
     /// The results array (`rr_lite_trace::plan::in_results`).
     results: Vec<u64>,
     count: u64,
     hash: u64,
+}
+
+impl KeptThread {
+    fn waits_of(&self, p: &KeptPoint) -> &[(u32, u64)] {
+        &self.waits[p.first_wait..p.first_wait + p.wait_count as usize]
+    }
+}
+
+/// A [`PlanPoint`] while the plans are built, its waits in its thread's
+/// [`KeptThread::waits`]: 48 bytes and no allocation of its own, where a
+/// `PlanPoint` with one wait takes some 96 (the plans of a trace hold
+/// millions of points at once).
+#[derive(Debug, Clone, Copy)]
+struct KeptPoint {
+    index: u64,
+    seq: u64,
+    addr: u64,
+    payload: u64,
+    first_wait: usize,
+    wait_count: u32,
+    kind: u8,
+    flags: u8,
+}
+
+impl KeptPoint {
+    /// An unchecked point at `index` (a source of pairs, or a run start).
+    fn at(index: u64) -> KeptPoint {
+        KeptPoint {
+            index,
+            seq: u64::MAX,
+            addr: 0,
+            payload: 0,
+            first_wait: 0,
+            wait_count: 0,
+            kind: 0,
+            flags: 0,
+        }
+    }
+
+    /// The point for a recorded event: checked, with its result when replay
+    /// needs it (as [`point_for`]).
+    fn recorded(e: &RecordedPoint) -> KeptPoint {
+        let p = point_for(e);
+        KeptPoint {
+            addr: p.addr,
+            payload: p.payload,
+            kind: p.kind,
+            flags: p.flags,
+            ..KeptPoint::at(e.index)
+        }
+    }
+
+    /// The point as the plan holds it, its waits in `into` (reused: no
+    /// allocation per point).
+    fn write_into(&self, waits: &[(u32, u64)], into: &mut PlanPoint) {
+        into.index = self.index;
+        into.seq = self.seq;
+        into.addr = self.addr;
+        into.payload = self.payload;
+        into.kind = self.kind;
+        into.flags = self.flags;
+        into.waits.clear();
+        into.waits.extend_from_slice(waits);
+    }
 }
 
 /// The kept plans, for parallel and sequential replay: the sync points
@@ -465,65 +531,95 @@ fn kept_plans(
     let mut sync = sync.into_threads().into_iter();
     let mut records = recorded.threads.into_iter();
     let mut kept = Vec::with_capacity(threads);
-    let mut schedule = Vec::with_capacity(threads);
+    let mut nested = Vec::with_capacity(threads);
     for t in 0..threads {
         let mut record = records.next().unwrap_or_default();
-        let sync_points = sync.next().map_or(Vec::new(), ThreadPlan::into_points);
-        let points = merge_points(t as u32, sync_points, &record.points);
+        let thread = merge_points(t as u32, sync.next(), &record.points);
         let summary = analysis.threads.get(t).copied().unwrap_or_default();
-        schedule.push(ThreadSchedule {
-            events: summary.accesses - u64::from(record.ends_process),
-            points: crate::runs::schedule_points(&points, &record.nested_waits),
-        });
         kept.push(KeptThread {
-            points,
             results: std::mem::take(&mut record.results),
             count: summary.accesses,
             hash: summary.access_hash,
+            ..thread
         });
+        nested.push((
+            std::mem::take(&mut record.nested_waits),
+            summary.accesses - u64::from(record.ends_process),
+        ));
     }
+    let schedule: Vec<ThreadSchedule> = (kept.iter().zip(&nested))
+        .map(|(thread, (nested, events))| schedule_of(thread, nested, *events))
+        .collect();
     let runs = crate::runs::linearise(&schedule).map_err(|stuck| {
         mismatch(format!(
             "no total order meets the dependencies (thread {} at event {})",
             stuck.thread, stuck.index
         ))
     })?;
+    drop(schedule);
     for (thread, starts) in kept.iter_mut().zip(runs) {
         thread.points = with_run_starts(std::mem::take(&mut thread.points), &starts);
     }
     Ok(kept)
 }
 
+/// The linearisation's view of `thread`'s points (`crate::runs`): those
+/// that wait, on their own or through `nested` (its nested waits, by
+/// point); `events`: its events that take turns.
+fn schedule_of<'a>(
+    thread: &'a KeptThread,
+    nested: &'a [(u64, rr_lite_splitter::EventRef)],
+    events: u64,
+) -> ThreadSchedule<'a> {
+    let mut at_nested = nested.iter().map(|n| n.0).peekable();
+    let mut points = Vec::new();
+    for p in &thread.points {
+        let mut has_nested = false;
+        while let Some(at) = at_nested.next_if(|&at| at <= p.index) {
+            debug_assert_eq!(at, p.index, "a nested wait at no point");
+            has_nested = true;
+        }
+        if p.wait_count > 0 || has_nested {
+            points.push((p.index, thread.waits_of(p)));
+        }
+    }
+    ThreadSchedule {
+        events,
+        points,
+        nested,
+    }
+}
+
 /// Thread `t`'s points: its sync points (waits on other threads, notify)
 /// merged by index with its recorded points (checked, with their results
 /// when replay needs them). A sync point with no recorded event is the
-/// source of pairs only: replay notifies there without checking.
-fn merge_points(t: u32, sync: Vec<PlannedPoint>, recorded: &[RecordedPoint]) -> Vec<PlanPoint> {
-    let len = union_len(&sync, recorded);
+/// source of pairs only: replay notifies there without checking. The
+/// sync points are freed here.
+fn merge_points(t: u32, sync: Option<ThreadPlan>, recorded: &[RecordedPoint]) -> KeptThread {
+    let no_points = [];
+    let sync_points = sync.as_ref().map_or(&no_points[..], ThreadPlan::points);
+    let len = union_len(sync_points, recorded);
     let mut points = Vec::with_capacity(len);
-    let mut sync = sync.into_iter().peekable();
+    let mut waits = Vec::new();
+    let mut sync_iter = sync_points.iter().peekable();
     let mut recorded = recorded.iter().peekable();
     loop {
-        let index = match (sync.peek(), recorded.peek()) {
+        let index = match (sync_iter.peek(), recorded.peek()) {
             (None, None) => break,
             (Some(s), None) => s.index,
             (None, Some(r)) => r.index,
             (Some(s), Some(r)) => s.index.min(r.index),
         };
         let mut p = match recorded.next_if(|r| r.index == index) {
-            Some(r) => point_for(r),
-            None => PlanPoint {
-                index,
-                seq: u64::MAX,
-                ..PlanPoint::default()
-            },
+            Some(r) => KeptPoint::recorded(r),
+            None => KeptPoint::at(index),
         };
-        if let Some(s) = sync.next_if(|s| s.index == index) {
+        if let (Some(s), Some(plan)) = (sync_iter.next_if(|s| s.index == index), &sync) {
             // A wait on the thread itself is implied by program order.
-            p.waits = (s.waits.iter())
-                .filter(|w| w.thread != t)
-                .map(|w| (w.thread, w.index))
-                .collect();
+            p.first_wait = waits.len();
+            let theirs = plan.waits_of(s).iter().filter(|w| w.thread != t);
+            waits.extend(theirs.map(|w| (w.thread, w.index)));
+            p.wait_count = u32::try_from(waits.len() - p.first_wait).unwrap_or(u32::MAX);
             if s.notify != Notify::None {
                 p.flags |= flags::NOTIFY;
             }
@@ -531,7 +627,14 @@ fn merge_points(t: u32, sync: Vec<PlannedPoint>, recorded: &[RecordedPoint]) -> 
         points.push(p);
     }
     debug_assert_eq!(points.len(), len);
-    points
+    waits.shrink_to_fit();
+    KeptThread {
+        points,
+        waits,
+        results: Vec::new(),
+        count: 0,
+        hash: 0,
+    }
 }
 
 /// How many distinct indices `sync` and `recorded` (each sorted) have: a
@@ -550,11 +653,15 @@ fn union_len(sync: &[PlannedPoint], recorded: &[RecordedPoint]) -> usize {
 
 /// Writes the kept plans into `dir`.
 fn write_kept(dir: &Path, threads: Vec<KeptThread>) -> Result<(), ReplayError> {
+    let mut point = PlanPoint::default();
     for (t, thread) in (0u32..).zip(threads) {
         let mut writer = create_writer(dir, t, PlanMode::Sequential, &thread.results)?;
         let path = dir.join(plan_name(t));
         for p in &thread.points {
-            writer.push(p).map_err(ReplayError::io("write", &path))?;
+            p.write_into(thread.waits_of(p), &mut point);
+            writer
+                .push(&point)
+                .map_err(ReplayError::io("write", &path))?;
         }
         finish_writer(dir, t, writer, thread.count, thread.hash)?;
     }
@@ -563,7 +670,7 @@ fn write_kept(dir: &Path, threads: Vec<KeptThread>) -> Result<(), ReplayError> {
 
 /// `points` with each run start `(index, turn)` marked SEQUENCED (a new,
 /// unchecked point where there was none), sorted by index.
-fn with_run_starts(points: Vec<PlanPoint>, starts: &[(u64, u64)]) -> Vec<PlanPoint> {
+fn with_run_starts(points: Vec<KeptPoint>, starts: &[(u64, u64)]) -> Vec<KeptPoint> {
     let mut merged = Vec::with_capacity(points.len() + starts.len());
     let mut starts = starts.iter().peekable();
     for mut p in points {
@@ -581,11 +688,10 @@ fn with_run_starts(points: Vec<PlanPoint>, starts: &[(u64, u64)]) -> Vec<PlanPoi
     merged
 }
 
-fn run_start(index: u64, turn: u64) -> PlanPoint {
-    PlanPoint {
-        index,
+fn run_start(index: u64, turn: u64) -> KeptPoint {
+    KeptPoint {
         seq: turn,
         flags: flags::SEQUENCED,
-        ..PlanPoint::default()
+        ..KeptPoint::at(index)
     }
 }

@@ -14,51 +14,20 @@
 //! wait), so any recording gives a schedule: the recorded order is one.
 
 use rr_lite_splitter::EventRef;
-use rr_lite_trace::plan::PlanPoint;
 
-/// The linearisation's input for one thread: `(index, waits)` of every
-/// point that waits, its own waits merged with its nested waits
-/// (`rr_lite_splitter::recorded`: `(index of a point, wait)`, by point).
-/// The nested waits count for the total order only, not for the plans.
-pub(crate) fn schedule_points(
-    points: &[PlanPoint],
-    nested: &[(u64, EventRef)],
-) -> Vec<(u64, Vec<(u32, u64)>)> {
-    let mut nested = nested.iter().peekable();
-    let mut out = Vec::new();
-    for p in points {
-        let mut waits = p.waits.clone();
-        while let Some(&(at, w)) = nested.next_if(|n| n.0 <= p.index) {
-            debug_assert_eq!(at, p.index, "a nested wait at no point");
-            add_wait(&mut waits, (w.thread, w.index));
-        }
-        if !waits.is_empty() {
-            out.push((p.index, waits));
-        }
-    }
-    out
-}
-
-/// Adds wait `w` to `waits` unless they wait for that event or a later one
-/// of the same thread.
-fn add_wait(waits: &mut Vec<(u32, u64)>, w: (u32, u64)) {
-    match waits.iter_mut().find(|x| x.0 == w.0) {
-        Some(x) => x.1 = x.1.max(w.1),
-        None => {
-            waits.push(w);
-            waits.sort_unstable();
-        }
-    }
-}
-
-/// One thread's part of the input.
+/// One thread's part of the input, borrowed from its plan: no wait is
+/// copied (plans of millions of waits are built in memory).
 #[derive(Debug, Clone, Default)]
-pub struct ThreadSchedule {
+pub struct ThreadSchedule<'a> {
     /// Events that take turns (the thread's events, less a last process
     /// exit or fatal signal, which waits for every other thread instead).
     pub events: u64,
-    /// Sync points sorted by index: `(index, waits)`.
-    pub points: Vec<(u64, Vec<(u32, u64)>)>,
+    /// The points that wait, sorted by index: `(index, own waits)`.
+    pub points: Vec<(u64, &'a [(u32, u64)])>,
+    /// Their nested waits (`rr_lite_splitter::recorded`: `(index of a
+    /// point, wait)`, by point, each at one of `points`), which count for
+    /// the total order only, not for the plans.
+    pub nested: &'a [(u64, EventRef)],
 }
 
 /// A thread whose waits can never be met: the input is inconsistent.
@@ -69,11 +38,13 @@ pub struct Stuck {
 }
 
 struct Progress<'a> {
-    input: &'a [ThreadSchedule],
+    input: &'a [ThreadSchedule<'a>],
     /// Events of each thread done so far.
     done: Vec<u64>,
     /// Each thread's next sync point.
     next: Vec<usize>,
+    /// Each thread's first nested wait not passed yet.
+    next_nested: Vec<usize>,
 }
 
 impl Progress<'_> {
@@ -81,15 +52,26 @@ impl Progress<'_> {
         self.done[t] >= self.input[t].events
     }
 
-    /// Thread `t` can do its next event.
+    /// Whether event `j` of thread `u` is done.
+    fn met(&self, (u, j): (u32, u64)) -> bool {
+        self.done.get(u as usize).is_some_and(|&d| d > j)
+    }
+
+    /// Thread `t` can do its next event: if it is a point, its own waits
+    /// and its nested ones are met (one wait per thread, the latest, as
+    /// merging them would keep, is met exactly when all are).
     fn can_move(&self, t: usize) -> bool {
         if self.finished(t) {
             return false;
         }
-        match self.input[t].points.get(self.next[t]) {
-            Some((index, waits)) if *index == self.done[t] => waits
-                .iter()
-                .all(|&(u, j)| self.done.get(u as usize).is_some_and(|&d| d > j)),
+        let input = &self.input[t];
+        match input.points.get(self.next[t]) {
+            Some(&(index, waits)) if index == self.done[t] => {
+                let nested = &input.nested[self.next_nested[t]..];
+                let nested = nested.iter().take_while(|n| n.0 == index);
+                waits.iter().all(|&w| self.met(w))
+                    && nested.map(|n| (n.1.thread, n.1.index)).all(|w| self.met(w))
+            }
             _ => true,
         }
     }
@@ -97,29 +79,32 @@ impl Progress<'_> {
     /// Runs thread `t` as far as its waits allow.
     fn run(&mut self, t: usize) {
         while self.can_move(t) {
-            let points = &self.input[t].points;
-            if points
-                .get(self.next[t])
-                .is_some_and(|(index, _)| *index == self.done[t])
+            let input = &self.input[t];
+            if let Some(&(index, _)) = input.points.get(self.next[t])
+                && index == self.done[t]
             {
                 self.next[t] += 1;
                 self.done[t] += 1;
+                let nested = &input.nested[self.next_nested[t]..];
+                self.next_nested[t] += nested.iter().take_while(|n| n.0 <= index).count();
             }
-            let until = points
+            let until = input
+                .points
                 .get(self.next[t])
-                .map_or(self.input[t].events, |(index, _)| *index);
-            self.done[t] = self.done[t].max(until.min(self.input[t].events));
+                .map_or(input.events, |(index, _)| *index);
+            self.done[t] = self.done[t].max(until.min(input.events));
         }
     }
 }
 
 /// The runs of each thread: `(first event index, turn)`, in order.
-pub fn linearise(input: &[ThreadSchedule]) -> Result<Vec<Vec<(u64, u64)>>, Stuck> {
+pub fn linearise<'a>(input: &'a [ThreadSchedule<'a>]) -> Result<Vec<Vec<(u64, u64)>>, Stuck> {
     let threads = input.len();
     let mut p = Progress {
         input,
         done: vec![0; threads],
         next: vec![0; threads],
+        next_nested: vec![0; threads],
     };
     let mut runs = vec![Vec::new(); threads];
     let mut turn = 0u64;
@@ -147,11 +132,36 @@ pub fn linearise(input: &[ThreadSchedule]) -> Result<Vec<Vec<(u64, u64)>>, Stuck
 mod tests {
     use super::*;
 
-    fn thread(events: u64, points: &[(u64, &[(u32, u64)])]) -> ThreadSchedule {
+    fn thread<'a>(events: u64, points: &[(u64, &'a [(u32, u64)])]) -> ThreadSchedule<'a> {
         ThreadSchedule {
             events,
-            points: points.iter().map(|(i, w)| (*i, w.to_vec())).collect(),
+            points: points.to_vec(),
+            nested: &[],
         }
+    }
+
+    #[test]
+    fn a_nested_wait_holds_a_point_as_its_own_would() {
+        // Thread 0's event 5 waits for nothing itself, but a call nests it
+        // after thread 1's event 7.
+        let nested = [(
+            5,
+            EventRef {
+                thread: 1,
+                index: 7,
+            },
+        )];
+        let input = [
+            ThreadSchedule {
+                events: 10,
+                points: vec![(5, &[])],
+                nested: &nested,
+            },
+            thread(10, &[]),
+        ];
+        let runs = linearise(&input).unwrap();
+        assert_eq!(runs[0], vec![(0, 0), (5, 2)]);
+        assert_eq!(runs[1], vec![(0, 1)]);
     }
 
     #[test]

@@ -155,9 +155,11 @@ struct Nestable {
 
 /// Memory a plan point takes while plans are built, at the peak: the
 /// gathered point, the plan's point and its place in the total order
-/// (`replayer::plans`), and for the end of a kept pair the pair and its
-/// clocks (a split of 8.3 M such points peaked at 2.5 GB).
-pub const BYTES_PER_POINT: u64 = 320;
+/// (`replayer::plans`), and for the end of a kept pair the pair, its two
+/// roles and the point at its source (racy counters, 200 M events and
+/// 3.96 M kept waits, each the end of one: 506 MB at the peak, some 128
+/// bytes a point; 1.05 GB before the plans' points were made compact).
+pub const BYTES_PER_POINT: u64 = 192;
 
 /// Gathers [`RecordedPoints`] as the analysis goes.
 #[derive(Debug, Default)]

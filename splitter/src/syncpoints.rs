@@ -78,15 +78,23 @@ pub struct ThreadLog {
     pub sync_points: Vec<SyncPoint>,
 }
 
-/// A sync point placed: its waits and notification, and once filled in,
-/// its event's kind, address and site.
-#[derive(Debug, Clone)]
+/// A sync point placed: its event's index, its waits (in its thread's
+/// plan: [`ThreadPlan::waits_of`]) and its notification. 24 bytes: plans
+/// hold millions of them at once (a wait's point, and its source's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PlannedPoint {
     pub index: u64,
-    /// Sorted, no duplicates.
-    pub waits: Vec<EventRef>,
+    /// Where its waits start in [`ThreadPlan`]'s, and how many.
+    first_wait: usize,
+    wait_count: u32,
     pub notify: Notify,
-    event: Option<(EventKind, u64, u64)>,
+}
+
+impl PlannedPoint {
+    /// How many events it waits for.
+    pub fn wait_count(&self) -> usize {
+        self.wait_count as usize
+    }
 }
 
 /// Sync points placed, waiting for their events' kind, address and site.
@@ -101,8 +109,12 @@ pub struct SyncPlan {
 pub struct ThreadPlan {
     thread: u32,
     points: Vec<PlannedPoint>,
-    /// The first point whose event has not been filled in.
-    cursor: usize,
+    /// Every point's waits, one after the other, each point's sorted
+    /// without duplicates.
+    waits: Vec<EventRef>,
+    /// The kind, address and site of the first points' events, once filled
+    /// in ([`ThreadPlan::fill`]), by point.
+    events: Vec<(EventKind, u64, u64)>,
 }
 
 impl ThreadPlan {
@@ -115,26 +127,25 @@ impl ThreadPlan {
         &self.points
     }
 
-    /// The points, by index, taken.
-    pub fn into_points(self) -> Vec<PlannedPoint> {
-        self.points
+    /// The waits of `point`, one of [`Self::points`]: sorted, no duplicates.
+    pub fn waits_of(&self, point: &PlannedPoint) -> &[EventRef] {
+        &self.waits[point.first_wait..point.first_wait + point.wait_count()]
     }
 
     /// True while some point still lacks its event.
     pub fn needs_events(&self) -> bool {
-        self.cursor < self.points.len()
+        self.events.len() < self.points.len()
     }
 
     /// Takes the kind, address and site of `e`, the thread's next event in
     /// program order, if it is a sync point.
     #[inline]
     pub fn fill(&mut self, e: &RecordedEvent) -> Result<()> {
-        let Some(p) = self.points.get_mut(self.cursor) else {
+        let Some(p) = self.points.get(self.events.len()) else {
             return Ok(());
         };
         if p.index == e.index {
-            p.event = Some((e.kind, e.addr, e.site));
-            self.cursor += 1;
+            self.events.push((e.kind, e.addr, e.site));
         } else if p.index < e.index {
             return Err(SplitError::ThreadLogChanged {
                 thread: e.thread,
@@ -143,79 +154,129 @@ impl ThreadPlan {
         }
         Ok(())
     }
+
+    /// Places thread `thread`'s points from its `roles` (their order does
+    /// not matter; emptied).
+    fn place(thread: u32, roles: &mut Vec<Role>) -> ThreadPlan {
+        roles.sort_unstable_by_key(|r| r.index);
+        let mut plan = ThreadPlan {
+            thread,
+            points: Vec::new(),
+            waits: Vec::new(),
+            events: Vec::new(),
+        };
+        let mut at = 0;
+        while at < roles.len() {
+            let index = roles[at].index;
+            let end = at + roles[at..].partition_point(|r| r.index == index);
+            plan.push_point(index, &roles[at..end]);
+            at = end;
+        }
+        roles.clear();
+        roles.shrink_to_fit();
+        plan
+    }
+
+    /// Adds the point at `index` with its `roles` (all at that index).
+    fn push_point(&mut self, index: u64, roles: &[Role]) {
+        let first_wait = self.waits.len();
+        let (mut sources, mut raw) = (0u32, false);
+        for r in roles {
+            if r.source == NO_SOURCE {
+                self.waits.push(EventRef {
+                    thread: r.other_thread,
+                    index: r.other_index,
+                });
+            } else {
+                sources += 1;
+                raw |= r.source == DependencyKind::Raw as u8;
+            }
+        }
+        self.waits[first_wait..].sort_unstable();
+        let unique = dedup_in_place(&mut self.waits[first_wait..]);
+        self.waits.truncate(first_wait + unique);
+        let notify = match (sources, raw) {
+            (0, _) => Notify::None,
+            (1, false) => Notify::Signal,
+            _ => Notify::Broadcast,
+        };
+        self.points.push(PlannedPoint {
+            index,
+            first_wait,
+            wait_count: u32::try_from(unique).unwrap_or(u32::MAX),
+            notify,
+        });
+    }
+}
+
+/// Moves the distinct values of sorted `values` to its front; returns how
+/// many there are.
+fn dedup_in_place<T: PartialEq + Copy>(values: &mut [T]) -> usize {
+    let mut unique = 0;
+    for i in 0..values.len() {
+        if unique == 0 || values[i] != values[unique - 1] {
+            values[unique] = values[i];
+            unique += 1;
+        }
+    }
+    unique
+}
+
+/// One end of a kept pair, at event `index` of its thread: a wait for event
+/// `other_index` of thread `other_thread` (the pair's source), or the source
+/// of a pair of kind `source` (a [`DependencyKind`]'s code; [`NO_SOURCE`]
+/// for a wait). 24 bytes: there are two for every kept pair.
+#[derive(Debug, Clone, Copy)]
+struct Role {
+    index: u64,
+    other_index: u64,
+    other_thread: u32,
+    source: u8,
+}
+
+/// [`Role::source`] of a wait.
+const NO_SOURCE: u8 = u8::MAX;
+
+impl Role {
+    fn wait(at: EventRef, from: EventRef) -> Role {
+        Role {
+            index: at.index,
+            other_index: from.index,
+            other_thread: from.thread,
+            source: NO_SOURCE,
+        }
+    }
+
+    fn source(at: EventRef, kind: DependencyKind) -> Role {
+        Role {
+            index: at.index,
+            other_index: 0,
+            other_thread: 0,
+            source: kind as u8,
+        }
+    }
 }
 
 impl SyncPlan {
     /// Places the points of `pairs` for `threads` threads.
     pub fn place(pairs: &[DependencyPair], threads: u32) -> SyncPlan {
-        enum Role {
-            Wait(EventRef),
-            Source(DependencyKind),
-        }
-        let mut roles: Vec<Vec<(u64, Role)>> = (0..threads).map(|_| Vec::new()).collect();
-        let mut role_of = |e: EventRef, role: Role| {
-            let t = e.thread as usize;
-            if roles.len() <= t {
-                roles.resize_with(t + 1, Vec::new);
-            }
-            roles[t].push((e.index, role));
-        };
+        let highest = pairs.iter().map(|p| p.from.thread.max(p.to.thread) + 1);
+        let threads = highest.max().unwrap_or(0).max(threads) as usize;
+        // Each thread's roles, made to measure: with millions of pairs, a
+        // doubling vector would hold up to twice what they need.
+        let mut counts = vec![0usize; threads];
         for p in pairs {
-            role_of(p.to, Role::Wait(p.from));
-            role_of(p.from, Role::Source(p.kind));
+            counts[p.to.thread as usize] += 1;
+            counts[p.from.thread as usize] += 1;
         }
-        let mut points = Vec::with_capacity(roles.len());
-        for mut thread_roles in roles {
-            thread_roles.sort_by_key(|(index, _)| *index);
-            let mut thread_points: Vec<PlannedPoint> = Vec::new();
-            let mut sources = 0u32;
-            let mut raw = false;
-            let finish = |p: &mut PlannedPoint, sources: u32, raw: bool| {
-                p.waits.sort_unstable();
-                p.waits.dedup();
-                p.notify = match (sources, raw) {
-                    (0, _) => Notify::None,
-                    (1, false) => Notify::Signal,
-                    _ => Notify::Broadcast,
-                };
-            };
-            for (index, role) in thread_roles {
-                if thread_points.last().is_none_or(|p| p.index != index) {
-                    if let Some(p) = thread_points.last_mut() {
-                        finish(p, sources, raw);
-                    }
-                    sources = 0;
-                    raw = false;
-                    thread_points.push(PlannedPoint {
-                        index,
-                        waits: Vec::new(),
-                        notify: Notify::None,
-                        event: None,
-                    });
-                }
-                let Some(p) = thread_points.last_mut() else {
-                    continue;
-                };
-                match role {
-                    Role::Wait(from) => p.waits.push(from),
-                    Role::Source(kind) => {
-                        sources += 1;
-                        raw |= kind == DependencyKind::Raw;
-                    }
-                }
-            }
-            if let Some(p) = thread_points.last_mut() {
-                finish(p, sources, raw);
-            }
-            points.push(thread_points);
+        let mut roles: Vec<Vec<Role>> = counts.into_iter().map(Vec::with_capacity).collect();
+        for p in pairs {
+            roles[p.to.thread as usize].push(Role::wait(p.to, p.from));
+            roles[p.from.thread as usize].push(Role::source(p.from, p.kind));
         }
         let threads = (0..)
-            .zip(points)
-            .map(|(thread, points)| ThreadPlan {
-                thread,
-                points,
-                cursor: 0,
-            })
+            .zip(&mut roles)
+            .map(|(thread, roles)| ThreadPlan::place(thread, roles))
             .collect();
         SyncPlan { threads }
     }
@@ -251,7 +312,7 @@ impl SyncPlan {
         let threads = analysis.threads.len().max(self.threads.len());
         let granule = u32::try_from(analysis.options.granule).unwrap_or(u32::MAX);
         let mut logs = Vec::with_capacity(threads);
-        let mut points = self.threads.into_iter().map(|t| t.points);
+        let mut plans = self.threads.into_iter();
         for t in 0..threads {
             let summary = analysis
                 .threads
@@ -259,21 +320,23 @@ impl SyncPlan {
                 .copied()
                 .unwrap_or(ThreadSummary::default());
             let mut sync_points = Vec::new();
-            for p in points.next().unwrap_or_default() {
-                let Some((kind, addr, site)) = p.event else {
-                    return Err(SplitError::ThreadLogChanged {
-                        thread: t as u32,
+            if let Some(plan) = plans.next() {
+                for (n, p) in plan.points.iter().enumerate() {
+                    let Some(&(kind, addr, site)) = plan.events.get(n) else {
+                        return Err(SplitError::ThreadLogChanged {
+                            thread: t as u32,
+                            index: p.index,
+                        });
+                    };
+                    sync_points.push(SyncPoint {
                         index: p.index,
+                        kind,
+                        addr,
+                        site,
+                        waits: plan.waits_of(p).to_vec(),
+                        notify: p.notify,
                     });
-                };
-                sync_points.push(SyncPoint {
-                    index: p.index,
-                    kind,
-                    addr,
-                    site,
-                    waits: p.waits,
-                    notify: p.notify,
-                });
+                }
             }
             logs.push(ThreadLog {
                 thread: t as u32,
@@ -301,7 +364,7 @@ pub fn count_planned_points(analysis: &mut Analysis, plan: &SyncPlan) {
             .sync_points_per_thread
             .push(thread.points.len() as u64);
         for p in &thread.points {
-            stats.waits += p.waits.len() as u64;
+            stats.waits += p.wait_count() as u64;
             match p.notify {
                 Notify::None => {}
                 Notify::Signal => stats.signals += 1,
