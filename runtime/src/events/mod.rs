@@ -545,15 +545,12 @@ pub(crate) fn log_keeping_stripe<R>(
     site: u64,
     op: impl FnOnce() -> R,
 ) -> R {
-    let Some(set) = stripe_to_keep(addr, size) else {
+    let Some((t, set)) = hold_for_operation(addr, size, kind != EventKind::AtomicLoad) else {
         return log_after_call(kind, addr, size, site, op, |_| 0);
     };
-    on_tracked_thread(|t| {
-        let set = hold_to_keep(t, set, addr, size, kind != EventKind::AtomicLoad);
-        let result = t.record.guarded(op);
-        busy(t, || t.record.append_on(set, kind, addr, size, site, 0));
-        result
-    })
+    let result = t.record.guarded(op);
+    busy(t, || t.record.append_on(set, kind, addr, size, site, 0));
+    result
 }
 
 /// Record, under the quantum: a spin lock at `addr` taken by trying it
@@ -572,31 +569,31 @@ pub(crate) fn record_spin_lock(addr: u64, site: u64, try_lock: impl Fn() -> i32)
         // holding the turn would keep the holder from its unlock.
         return None;
     }
-    let set = stripe_to_keep(addr, 0)?;
-    on_tracked_thread(|t| {
-        let mut tries = 0u32;
-        loop {
-            let held = hold_to_keep(t, set, addr, 0, true);
-            let r = t.record.guarded(&try_lock);
-            if r != libc::EBUSY {
-                let payload = r as u64;
-                busy(t, || {
-                    t.record
-                        .append_on(held, EventKind::SpinLock, addr, 0, site, payload)
-                });
-                return Some(r);
-            }
-            busy(t, || t.record.release_held());
-            tries = tries.wrapping_add(1);
-            if tries.is_multiple_of(SPIN_LOCK_TRIES_PER_YIELD) {
-                // SAFETY: sched_yield has no preconditions (raw: not our
-                // wrapper).
-                unsafe { libc::syscall(libc::SYS_sched_yield) };
-            } else {
-                core::hint::spin_loop();
-            }
+    let (t, mut held) = hold_for_operation(addr, 0, true)?;
+    let mut tries = 0u32;
+    loop {
+        let r = t.record.guarded(&try_lock);
+        if r != libc::EBUSY {
+            let payload = r as u64;
+            busy(t, || {
+                t.record
+                    .append_on(held, EventKind::SpinLock, addr, 0, site, payload)
+            });
+            return Some(r);
         }
-    })
+        busy(t, || t.record.release_held());
+        tries = tries.wrapping_add(1);
+        if tries.is_multiple_of(SPIN_LOCK_TRIES_PER_YIELD) {
+            // SAFETY: sched_yield has no preconditions (raw: not our
+            // wrapper).
+            unsafe { libc::syscall(libc::SYS_sched_yield) };
+        } else {
+            core::hint::spin_loop();
+        }
+        // (Under the conditions of the first hold, it holds again; were it
+        // not to, nothing is logged yet and the caller starts over.)
+        held = hold_to_keep(t, addr, 0, true)?;
+    }
 }
 
 /// Recording, after a trylock-like call: it found the lock busy or
@@ -610,51 +607,60 @@ pub(crate) fn lock_tried(found_busy: bool) {
     });
 }
 
-/// The single stripe of `size` bytes at `addr` if this thread records under
-/// the quantum, which may keep it ([`log_keeping_stripe`],
-/// [`record_spin_lock`]); None otherwise (replay, no quantum, inside a call
-/// that keeps its stripe, several stripes).
-fn stripe_to_keep(addr: u64, size: u64) -> Option<StripeSet> {
-    with_tracked(|t, mode| {
-        if mode != Mode::Record || t.record.quantum().is_none() {
-            return None;
-        }
-        let set = StripeSet::for_access(addr, size);
-        set.single().map(|_| set)
-    })
-    .flatten()
-}
-
-/// Holds `set` (from [`stripe_to_keep`] for `addr` and `size`) for an
-/// operation the hook performs itself, as a plain access's stripe
-/// (`writes`: the operation writes). Returns the set held (the region's
-/// stripe, maybe: `crate::stripes`). A stripe the thread holds already
-/// (the last access's, a recent or a kept one) takes the plain access's
-/// fast path (`RecordThread::hold_access_fast`, which does what
-/// `hold_access` would then): an atomic or a lock on the thread's own
+/// Holds the stripe of an operation on `size` bytes at `addr` that the
+/// hook performs itself, as a plain access's stripe (`writes`: the
+/// operation writes), if this thread records under the quantum, which may
+/// keep it ([`log_keeping_stripe`], [`record_spin_lock`]). Returns the set
+/// held (the region's stripe, maybe: `crate::stripes`); None, holding
+/// nothing new, without the quantum (or inside a call that keeps its
+/// stripe) or for an operation on several stripes. A stripe the thread
+/// holds already (the last access's, a recent or a kept one) takes the
+/// plain access's fast path (`RecordThread::hold_access_fast`, which does
+/// what `hold_access` would then): an atomic or a lock on the thread's own
 /// data paid the general path's retiring and taking again, some 200
 /// instructions. The entry still takes a synced clock step (`append_on`),
 /// which any entry may: only a plain access's is a private one
 /// (ARCHITECTURE.md, "Private steps").
-fn hold_to_keep(t: &ThreadState, set: StripeSet, addr: u64, size: u64, writes: bool) -> StripeSet {
+fn hold_to_keep(t: &ThreadState, addr: u64, size: u64, writes: bool) -> Option<StripeSet> {
     busy(t, || {
-        // (A non-zero gate means no chaos point to make.)
+        // (A non-zero gate: the quantum applies, and no chaos point.)
         let quantum = t.record.fast_quantum();
-        let fast = (quantum != 0)
-            .then(|| StripeSet::single_data_stripe(addr, size.max(1)).map(plain_stripe))
-            .flatten();
-        if fast.is_none() {
+        if quantum != 0
+            && let Some(stripe) = StripeSet::single_data_stripe(addr, size.max(1)).map(plain_stripe)
+        {
+            // (The last access, if a read without a lock, is done.)
+            t.record.stop_reading();
+            if t.record.hold_access_fast(stripe, quantum, writes) {
+                return Some(StripeSet::of_stripe(stripe));
+            }
+        } else if t.record.quantum().is_none() {
+            return None;
+        }
+        let set = StripeSet::for_access(addr, size);
+        set.single()?;
+        if quantum == 0 {
             t.record.chaos_point();
         }
-        // (The last access, if a read without a lock, is done.)
         t.record.stop_reading();
-        if let Some(stripe) = fast
-            && t.record.hold_access_fast(stripe, quantum, writes)
-        {
-            return StripeSet::of_stripe(stripe);
-        }
-        t.record.hold_access(set, writes)
+        Some(t.record.hold_access(set, writes))
     })
+}
+
+/// [`hold_to_keep`] on the calling thread if it records: the thread and the
+/// set held, with one look at the thread (an atomic or a lock paid some 60
+/// instructions for a second look and a stripe set built before the fast
+/// hold).
+#[inline(always)]
+fn hold_for_operation(
+    addr: u64,
+    size: u64,
+    writes: bool,
+) -> Option<(&'static ThreadState, StripeSet)> {
+    if mode::current() != Mode::Record {
+        return None;
+    }
+    let t = crate::fast_tls::registered().filter(|t| t.is_tracked())?;
+    hold_to_keep(t, addr, size, writes).map(|set| (t, set))
 }
 
 /// Tries of a busy spin lock between yields of the processor
@@ -939,7 +945,7 @@ struct LockTry<'a, A, E> {
 /// everything back at every lock made each of them take its stripes
 /// again), and a thread that unlocks and locks again within its quantum
 /// keeps the lock, as in a time slice. None (nothing logged): not under
-/// the quantum ([`stripe_to_keep`]), under PCT or `--serialize` (one thread
+/// the quantum ([`hold_to_keep`]), under PCT or `--serialize` (one thread
 /// runs at a time, and a busy lock gives the turn away), or the lock
 /// is busy; the caller then gives every stripe back before it blocks.
 fn attempt_keeping_stripe<R>(
@@ -948,18 +954,15 @@ fn attempt_keeping_stripe<R>(
     if !l.kinds.is_exclusive() || crate::chaos::serialises() {
         return None;
     }
-    let set = stripe_to_keep(l.addr, 0)?;
-    on_tracked_thread(|t| {
-        let held = hold_to_keep(t, set, l.addr, 0, true);
-        let taken = t.record.guarded(&mut *l.attempt)?;
-        if let Some(payload) = (l.event)(&taken) {
-            let kind = l.kinds.of(payload);
-            busy(t, || {
-                t.record.append_on(held, kind, l.addr, 0, l.site, payload)
-            });
-        }
-        Some(taken)
-    })
+    let (t, held) = hold_for_operation(l.addr, 0, true)?;
+    let taken = t.record.guarded(&mut *l.attempt)?;
+    if let Some(payload) = (l.event)(&taken) {
+        let kind = l.kinds.of(payload);
+        busy(t, || {
+            t.record.append_on(held, kind, l.addr, 0, l.site, payload)
+        });
+    }
+    Some(taken)
 }
 
 /// Record: `attempt` (a trylock) while the stripe of the lock's event is
