@@ -433,8 +433,22 @@ impl Analyzer {
         let Some(clocks) = &mut self.clocks else {
             return;
         };
-        let mut live = Vec::new();
-        let mut add = |e: EventRef| live.push(e);
+        // While the granules outnumber the snapshots, the walk would hold
+        // more (up to two words a granule) than it frees. (Debug builds
+        // walk anyway: the tests' traces are small, and compacting is what
+        // they check.)
+        let granules = usize::try_from(self.finder.granules()).unwrap_or(usize::MAX);
+        if !cfg!(debug_assertions) && clocks.snapshots() < granules {
+            clocks.postpone_compaction(granules);
+            return;
+        }
+        // Each thread's events that the analysis holds, by thread.
+        let mut live: Vec<Vec<u64>> = vec![Vec::new(); self.events_seen.len()];
+        let mut add = |e: EventRef| {
+            if let Some(indices) = live.get_mut(e.thread as usize) {
+                indices.push(e.index);
+            }
+        };
         self.finder.for_each_event(&mut add);
         self.barriers.for_each_event(&mut add);
         if let Some(sections) = &self.sections {

@@ -210,12 +210,6 @@ impl VectorClocks {
         }
     }
 
-    /// Snapshots held now, all threads.
-    #[cfg(test)]
-    pub(crate) fn snapshots(&self) -> usize {
-        self.snapshots
-    }
-
     fn ensure_thread(&mut self, t: u32) {
         let t = t as usize;
         if self.threads.len() <= t {
@@ -256,22 +250,17 @@ impl VectorClocks {
     }
 
     /// Drops every snapshot no lookup can reach (module doc, "Memory"):
-    /// `live` are the events that may still be pairs' sources, and every
-    /// event of thread `u` from `floors[u]` on may be one too (the
-    /// thread's run of private steps; threads past `floors` count from 0).
-    /// The next compaction waits for the snapshots to double.
-    pub(crate) fn compact(&mut self, live: impl IntoIterator<Item = EventRef>, floors: &[u64]) {
+    /// `live[u]` are the indices of thread `u`'s events that may still be
+    /// pairs' sources (in any order), and every event of thread `u` from
+    /// `floors[u]` on may be one too (the thread's run of private steps;
+    /// threads past `floors` count from 0). The next compaction waits for
+    /// the snapshots to double.
+    pub(crate) fn compact(&mut self, mut live: Vec<Vec<u64>>, floors: &[u64]) {
         self.peak_bytes = self.peak_bytes.max(self.state_bytes());
-        let mut wanted: Vec<Vec<u64>> = vec![Vec::new(); self.threads.len()];
-        let mut live_count = 0;
-        for e in live {
-            if let Some(w) = wanted.get_mut(e.thread as usize) {
-                w.push(e.index);
-                live_count += 1;
-            }
-        }
+        let live_count: usize = live.iter().map(Vec::len).sum();
+        live.resize_with(self.threads.len(), Vec::new);
         self.snapshots = 0;
-        for (u, (thread, live)) in self.threads.iter_mut().zip(&mut wanted).enumerate() {
+        for (u, (thread, live)) in self.threads.iter_mut().zip(&mut live).enumerate() {
             live.sort_unstable();
             live.dedup();
             thread.retain_in_force(live, floors.get(u).copied().unwrap_or(0));
@@ -280,6 +269,17 @@ impl VectorClocks {
         // (Past the events the walk found too, so that it stays a small
         // part of the analysis where most granules hold an event.)
         self.compact_at = (2 * self.snapshots + live_count).max(MIN_COMPACT_AT);
+    }
+
+    /// No compaction before the snapshots number `at`: the walk's own
+    /// memory (a word an event found) would not pay for itself.
+    pub(crate) fn postpone_compaction(&mut self, at: usize) {
+        self.compact_at = self.compact_at.max(at);
+    }
+
+    /// Snapshots held now, all threads.
+    pub(crate) fn snapshots(&self) -> usize {
+        self.snapshots
     }
 
     /// True when thread `thread`, before its event `index`'s pairs are
