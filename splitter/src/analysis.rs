@@ -766,10 +766,17 @@ impl Progress<'_> {
         let last = before.checked_sub(1)?;
         let (start, start_clock) = order.step_run_start;
         let ties = u64::from((u as u32) < thread);
-        Some(match (clock + ties).checked_sub(start_clock + 1) {
-            Some(steps) if last >= start => last.min(start + steps),
-            _ => last,
-        })
+        // (Saturating: the clocks come from a log that may be damaged,
+        // whose checksum is only compared at its end.)
+        Some(
+            match clock
+                .saturating_add(ties)
+                .checked_sub(start_clock.saturating_add(1))
+            {
+                Some(steps) if last >= start => last.min(start.saturating_add(steps)),
+                _ => last,
+            },
+        )
     }
 }
 

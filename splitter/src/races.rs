@@ -373,7 +373,7 @@ impl RaceFinder {
                 self.allocated
                     .iter()
                     .rev()
-                    .find(|b| r.addr >= b.start && r.addr < b.start + b.size.max(1))
+                    .find(|b| r.addr >= b.start && r.addr < b.start.saturating_add(b.size.max(1)))
                     .copied()
             })
             .collect();

@@ -294,8 +294,11 @@ impl PairSink {
 #[inline(always)]
 pub(crate) fn granule_bytes(granule: u64, addr: u64, end: u64) -> u8 {
     let start = granule << 3;
-    let lo = addr.max(start) - start;
-    let hi = end.min(start + 8) - start;
+    // (Without `start + 8`: the last granule of the address space is
+    // where a corrupt log's address may land, and the split must say the
+    // log is corrupt, not overflow.)
+    let lo = addr.saturating_sub(start).min(8);
+    let hi = end.saturating_sub(start).min(8);
     debug_assert!(lo < hi, "the access does not touch granule {granule:#x}");
     ((1u16 << hi) - (1u16 << lo)) as u8
 }
@@ -396,6 +399,15 @@ impl PairFinder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bytes_of_a_granule_at_the_top_of_the_address_space() {
+        let last = u64::MAX >> 3;
+        assert_eq!(granule_bytes(last, u64::MAX - 3, u64::MAX), 0b0111_0000);
+        assert_eq!(granule_bytes(last, u64::MAX - 7, u64::MAX), 0b0111_1111);
+        assert_eq!(granule_bytes(1, 6, 12), 0b0000_1111);
+        assert_eq!(granule_bytes(0, 6, 12), 0b1100_0000);
+    }
 
     #[test]
     fn a_pair_repeated_on_neighbouring_granules_is_kept_once_and_counted_each_time() {
