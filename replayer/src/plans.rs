@@ -596,12 +596,11 @@ fn schedule_of<'a>(
 /// source of pairs only: replay notifies there without checking. The
 /// sync points are freed here.
 fn merge_points(t: u32, sync: Option<ThreadPlan>, recorded: &[RecordedPoint]) -> KeptThread {
-    let no_points = [];
-    let sync_points = sync.as_ref().map_or(&no_points[..], ThreadPlan::points);
-    let len = union_len(sync_points, recorded);
+    let plan = sync.unwrap_or_default();
+    let len = union_len(plan.points(), recorded);
     let mut points = Vec::with_capacity(len);
     let mut waits = Vec::new();
-    let mut sync_iter = sync_points.iter().peekable();
+    let mut sync_iter = plan.points().iter().peekable();
     let mut recorded = recorded.iter().peekable();
     loop {
         let index = match (sync_iter.peek(), recorded.peek()) {
@@ -614,7 +613,7 @@ fn merge_points(t: u32, sync: Option<ThreadPlan>, recorded: &[RecordedPoint]) ->
             Some(r) => KeptPoint::recorded(r),
             None => KeptPoint::at(index),
         };
-        if let (Some(s), Some(plan)) = (sync_iter.next_if(|s| s.index == index), &sync) {
+        if let Some(s) = sync_iter.next_if(|s| s.index == index) {
             // A wait on the thread itself is implied by program order.
             p.first_wait = waits.len();
             let theirs = plan.waits_of(s).iter().filter(|w| w.thread != t);

@@ -105,7 +105,7 @@ pub struct SyncPlan {
 
 /// One thread's points of a [`SyncPlan`], filled in from its log alone
 /// (threads can be filled in side by side).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ThreadPlan {
     thread: u32,
     points: Vec<PlannedPoint>,
@@ -161,29 +161,25 @@ impl ThreadPlan {
         roles.sort_unstable_by_key(|r| r.index);
         let mut plan = ThreadPlan {
             thread,
-            points: Vec::new(),
-            waits: Vec::new(),
-            events: Vec::new(),
+            ..ThreadPlan::default()
         };
-        let mut at = 0;
-        while at < roles.len() {
-            let index = roles[at].index;
-            let end = at + roles[at..].partition_point(|r| r.index == index);
-            plan.push_point(index, &roles[at..end]);
-            at = end;
+        let mut waits = Vec::new();
+        for point in roles.chunk_by(|a, b| a.index == b.index) {
+            plan.push_point(point, &mut waits);
         }
         roles.clear();
         roles.shrink_to_fit();
         plan
     }
 
-    /// Adds the point at `index` with its `roles` (all at that index).
-    fn push_point(&mut self, index: u64, roles: &[Role]) {
-        let first_wait = self.waits.len();
+    /// Adds the point of `roles` (all at one index), its waits gathered in
+    /// `waits` (scratch) first to be sorted and deduplicated.
+    fn push_point(&mut self, roles: &[Role], waits: &mut Vec<EventRef>) {
+        waits.clear();
         let (mut sources, mut raw) = (0u32, false);
         for r in roles {
             if r.source == NO_SOURCE {
-                self.waits.push(EventRef {
+                waits.push(EventRef {
                     thread: r.other_thread,
                     index: r.other_index,
                 });
@@ -192,34 +188,21 @@ impl ThreadPlan {
                 raw |= r.source == DependencyKind::Raw as u8;
             }
         }
-        self.waits[first_wait..].sort_unstable();
-        let unique = dedup_in_place(&mut self.waits[first_wait..]);
-        self.waits.truncate(first_wait + unique);
+        waits.sort_unstable();
+        waits.dedup();
         let notify = match (sources, raw) {
             (0, _) => Notify::None,
             (1, false) => Notify::Signal,
             _ => Notify::Broadcast,
         };
         self.points.push(PlannedPoint {
-            index,
-            first_wait,
-            wait_count: u32::try_from(unique).unwrap_or(u32::MAX),
+            index: roles[0].index,
+            first_wait: self.waits.len(),
+            wait_count: u32::try_from(waits.len()).unwrap_or(u32::MAX),
             notify,
         });
+        self.waits.extend_from_slice(waits);
     }
-}
-
-/// Moves the distinct values of sorted `values` to its front; returns how
-/// many there are.
-fn dedup_in_place<T: PartialEq + Copy>(values: &mut [T]) -> usize {
-    let mut unique = 0;
-    for i in 0..values.len() {
-        if unique == 0 || values[i] != values[unique - 1] {
-            values[unique] = values[i];
-            unique += 1;
-        }
-    }
-    unique
 }
 
 /// One end of a kept pair, at event `index` of its thread: a wait for event
