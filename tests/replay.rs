@@ -2210,6 +2210,25 @@ fn split_stats(rec: &Recorded, args: &[&str]) -> Value {
         .unwrap_or_else(|e| panic!("{e}: {}", describe("split --json", &out)))
 }
 
+/// Buffers of hundreds of megabytes copied between threads (memset and
+/// memcpy are one range event each, 25 M granules here) split in little
+/// memory, the chunks a range covers whole kept as one state each
+/// (`splitter/src/pairs/granule_table.rs`, uniform chunks), and replay
+/// exactly, single words poked into them racing with the copies. Before
+/// uniform chunks the split refused any range over 16 M granules.
+#[test]
+fn copies_of_hundreds_of_megabytes_split_and_replay() {
+    let rec = record_within(&build("replay_big_copy"), &["192"], LIMIT);
+    assert_eq!(rec.status, 0, "{}", rec.describe());
+    let stats = split_stats(&rec, &[]);
+    let granules = stats["granules"].as_u64().expect("granules");
+    assert!(granules >= 2 * (192 << 20) / 8, "{stats}");
+    let per_granule = stats["state_bytes_per_granule"].as_f64().expect("bytes");
+    assert!(per_granule < 4.0, "{per_granule} bytes a granule: {stats}");
+    assert_replays_as_recorded(&rec, &["--parallel"], 0);
+    assert_replays_as_recorded(&rec, &["--sequential"], 1);
+}
+
 /// Lock striping (BARNES's cell locks): sections that touch nothing an
 /// earlier section of their mutex touched float, so the split keeps fewer
 /// waits than with `--keep-lock-order`, and every replay mode stays exact.

@@ -19,11 +19,6 @@ use crate::reduce::VectorClocks;
 use crate::sections::{SectionCode, Sections};
 use crate::stats::{PairCounts, SplitStats};
 
-/// Most granules one entry may touch (128 MiB at the default granule): a
-/// bigger range is almost surely a corrupt size, and would take the
-/// analysis minutes and gigabytes.
-pub const MAX_GRANULES_PER_EVENT: u64 = 1 << 24;
-
 /// What replay checks at a thread's exit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ThreadSummary {
@@ -66,6 +61,10 @@ pub struct Analyzer {
     options: SplitOptions,
     shift: u32,
     finder: PairFinder,
+    /// Most granules one entry may touch ([`PairFinder::max_granules_per_event`]:
+    /// 16 GiB at the default granule with the default finder): a bigger
+    /// range is almost surely a corrupt size.
+    max_granules: u64,
     sink: PairSink,
     candidates: Vec<DependencyPair>,
     clocks: Option<VectorClocks>,
@@ -109,6 +108,7 @@ impl Analyzer {
         Ok(Analyzer {
             options: *options,
             shift,
+            max_granules: finder.max_granules_per_event(),
             finder,
             sink,
             candidates: Vec::new(),
@@ -294,12 +294,12 @@ impl Analyzer {
             return Err(out_of_range(event));
         }
         let (first, last) = e.granules(self.shift);
-        if last - first >= MAX_GRANULES_PER_EVENT {
+        if last - first >= self.max_granules {
             return Err(SplitError::RangeTooLarge {
                 event,
                 addr: e.addr,
                 bytes: e.size,
-                max_granules: MAX_GRANULES_PER_EVENT,
+                max_granules: self.max_granules,
             });
         }
         Ok((first, last))
@@ -676,13 +676,11 @@ fn find_pairs(
 ) {
     // (Not a `RangeInclusive` loop: its end check cost more than the
     // access of a one-granule event.)
-    let (mut granule, last) = granules.into_inner();
-    loop {
-        finder.access(granule, event, access, (e.addr, e.size), sink);
-        if granule == last {
-            return;
-        }
-        granule += 1;
+    let (first, last) = granules.into_inner();
+    if first == last {
+        finder.access(first, event, access, (e.addr, e.size), sink);
+    } else {
+        finder.access_range((first, last), event, access, (e.addr, e.size), sink);
     }
 }
 

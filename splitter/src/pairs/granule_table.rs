@@ -30,15 +30,31 @@
 //! growing cache alone cost a walk (stencil: 3.15 s against 2.9) its
 //! bounds check and the load of its mask at every access.
 //!
+//! A range (a `memcpy`, a `memset`: millions of granules) covers whole
+//! chunks whose granules all end in one state: such a chunk is *uniform*,
+//! one state standing for all of them ([`Self::whole_chunk`],
+//! [`Self::settle_uniform`]), so a copy of a gigabyte costs a state per
+//! chunk, not per granule. An access to one of its granules gives that
+//! granule a copy of the state in the sparse map, as a sparse chunk's
+//! granule; at [`PROMOTE_AT`] such granules the chunk becomes dense, each
+//! granule keeping its state or taking a copy ([`Self::state`]).
+//!
 //! # Invariants
 //! - A granule's state is in exactly one place: the sparse map if its chunk
-//!   is sparse, its chunk's block if dense (a chunk never goes back).
+//!   is sparse, its chunk's block if dense, its chunk's uniform state if
+//!   uniform (a sparse chunk never goes back to sparse; dense and uniform
+//!   may change into each other, every granule keeping its state).
+//! - A uniform state stands for every granule of its chunk that has no
+//!   state of its own in the sparse map (fewer than [`PROMOTE_AT`] do);
+//!   each of them was looked up (counted) already. The caller keeps only
+//!   states that can be copied granule by granule in a uniform chunk.
 //! - A sparse chunk's count is the number of its granules in the sparse
 //!   map, below [`PROMOTE_AT`].
 //! - Memory: a dense block holds at least [`PROMOTE_AT`] touched granules,
 //!   so it costs at most `CHUNK_GRANULES / PROMOTE_AT` states per touched
 //!   granule (4 here: 96 bytes), within the SPEC's 200 bytes per granule.
-//! - A cache entry names a dense chunk and its block; blocks never move.
+//! - A cache entry names a dense chunk and its block; blocks never move. A
+//!   block freed when its chunk turns uniform leaves both caches first.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -74,6 +90,44 @@ enum Chunk {
     Sparse(u32),
     /// Its granules are the block at this index of `blocks`.
     Dense(u32),
+    /// Its granules have a state of their own in the sparse map, or else
+    /// the chunk's uniform state.
+    Uniform(UniformEntry),
+}
+
+/// A uniform chunk in one word: the index of its state in `uniform` (the
+/// low bits) and how many of its granules have a state of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct UniformEntry(u32);
+
+/// Where a [`UniformEntry`]'s count starts (its index is below).
+const OWN_SHIFT: u32 = 27;
+/// Uniform states at most (a chunk past them is left mixed).
+const MAX_UNIFORM: usize = 1 << OWN_SHIFT;
+const _: () = assert!(PROMOTE_AT < 1 << (32 - OWN_SHIFT));
+
+impl UniformEntry {
+    fn at(self) -> u32 {
+        self.0 & (MAX_UNIFORM as u32 - 1)
+    }
+
+    /// Granules of the chunk with a state of their own.
+    fn own(self) -> u32 {
+        self.0 >> OWN_SHIFT
+    }
+
+    fn with_own(self, own: u32) -> UniformEntry {
+        UniformEntry(self.at() | own << OWN_SHIFT)
+    }
+}
+
+/// What [`GranuleTable::whole_chunk`] finds of a chunk a range covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WholeChunk {
+    /// Uniform: the index of its state ([`GranuleTable::uniform_state`]).
+    Uniform(u32),
+    /// Granules of their own: an access goes granule by granule.
+    Mixed,
 }
 
 /// Per-granule state `S` by granule number, created as `empty` on first use.
@@ -88,6 +142,11 @@ pub(crate) struct GranuleTable<S> {
     cache: Box<[(u64, u32); CACHE_ENTRIES]>,
     /// The same behind it, more of them (a power of two, or none yet).
     second: Box<[(u64, u32)]>,
+    /// States of uniform chunks, and the indices free among them.
+    uniform: Vec<S>,
+    free_uniform: Vec<u32>,
+    /// Blocks of chunks that turned uniform, free for new dense chunks.
+    free_blocks: Vec<u32>,
     /// Distinct granules looked up so far.
     granules: u64,
 }
@@ -103,6 +162,9 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
             blocks: Blocks::default(),
             cache: Box::new([(NO_CHUNK, 0); CACHE_ENTRIES]),
             second: Box::new([]),
+            uniform: Vec::new(),
+            free_uniform: Vec::new(),
+            free_blocks: Vec::new(),
             granules: 0,
         }
     }
@@ -139,6 +201,7 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
                     block
                 }
                 Chunk::Sparse(_) => return self.sparse_state(chunk, granule),
+                Chunk::Uniform(entry) => return self.uniform_granule(chunk, entry, granule),
             },
         };
         self.cache[chunk as usize % CACHE_ENTRIES] = (chunk, block);
@@ -200,10 +263,131 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
         let first = chunk << CHUNK_SHIFT;
         let sparse = &mut self.sparse;
         let empty = &self.empty;
-        self.blocks.push(
-            (first..first + CHUNK_GRANULES as u64)
-                .map(|granule| sparse.remove(&granule).unwrap_or_else(|| empty.clone())),
-        )
+        let states = (first..first + CHUNK_GRANULES as u64)
+            .map(|granule| sparse.remove(&granule).unwrap_or_else(|| empty.clone()));
+        self.blocks.take(&mut self.free_blocks, states)
+    }
+
+    /// The state of `granule` of uniform `chunk` (`entry`): its own, made
+    /// a copy of the chunk's if it had none; the chunk made dense at
+    /// [`PROMOTE_AT`] granules of their own.
+    #[cold]
+    fn uniform_granule(&mut self, chunk: u64, entry: UniformEntry, granule: u64) -> &mut S {
+        if !self.sparse.contains_key(&granule) {
+            if entry.own() + 1 >= PROMOTE_AT {
+                let block = self.densify(chunk, entry);
+                self.cache[chunk as usize % CACHE_ENTRIES] = (chunk, block);
+                return self.blocks.state(block, (granule & PLACE_MASK) as usize);
+            }
+            let state = self.uniform[entry.at() as usize].clone();
+            let own = Chunk::Uniform(entry.with_own(entry.own() + 1));
+            self.chunks.insert(chunk, own);
+            self.sparse.insert(granule, state);
+        }
+        self.sparse.get_mut(&granule).expect("a state of its own")
+    }
+
+    /// Uniform `chunk` (`entry`) made dense, each granule keeping its own
+    /// state or taking a copy of the chunk's; returns its block.
+    fn densify(&mut self, chunk: u64, entry: UniformEntry) -> u32 {
+        let at = entry.at();
+        let state = std::mem::replace(&mut self.uniform[at as usize], self.empty.clone());
+        self.free_uniform.push(at);
+        let first = chunk << CHUNK_SHIFT;
+        let sparse = &mut self.sparse;
+        let states = (first..first + CHUNK_GRANULES as u64)
+            .map(|granule| sparse.remove(&granule).unwrap_or_else(|| state.clone()));
+        let block = self.blocks.take(&mut self.free_blocks, states);
+        self.chunks.insert(chunk, Chunk::Dense(block));
+        self.grow_cache();
+        if let Some(entry) = self.second_slot(chunk) {
+            *entry = (chunk, block);
+        }
+        block
+    }
+
+    /// Chunk `chunk`, which a range covers whole: uniform with no granule
+    /// of its own (made so, every granule counted, if no granule of it was
+    /// looked up yet), or mixed. The caller leaves a new uniform state
+    /// non-empty.
+    pub(crate) fn whole_chunk(&mut self, chunk: u64) -> WholeChunk {
+        match self.chunks.get(&chunk) {
+            Some(&Chunk::Uniform(entry)) if entry.own() == 0 => WholeChunk::Uniform(entry.at()),
+            None | Some(Chunk::Sparse(0)) => match self.new_uniform(self.empty.clone()) {
+                Some(at) => {
+                    self.chunks.insert(chunk, Chunk::Uniform(UniformEntry(at)));
+                    self.granules += CHUNK_GRANULES as u64;
+                    WholeChunk::Uniform(at)
+                }
+                None => WholeChunk::Mixed,
+            },
+            Some(_) => WholeChunk::Mixed,
+        }
+    }
+
+    /// The state of a uniform chunk ([`WholeChunk::Uniform`]).
+    pub(crate) fn uniform_state(&mut self, at: u32) -> &mut S {
+        &mut self.uniform[at as usize]
+    }
+
+    /// Makes uniform chunk `chunk` dense (before an access that would leave
+    /// its granules in different states).
+    pub(crate) fn split_uniform(&mut self, chunk: u64) {
+        if let Some(&Chunk::Uniform(entry)) = self.chunks.get(&chunk) {
+            // (Its granules are counted: an empty state would count again.)
+            debug_assert!(self.uniform[entry.at() as usize] != self.empty);
+            self.densify(chunk, entry);
+        }
+    }
+
+    /// After a range went over every granule of dense `chunk`: if `same`
+    /// says all its states are alike, the chunk turns uniform, its block
+    /// freed.
+    pub(crate) fn settle_uniform(&mut self, chunk: u64, same: impl Fn(&S, &S) -> bool) {
+        let Some(&Chunk::Dense(block)) = self.chunks.get(&chunk) else {
+            return;
+        };
+        let first = self.blocks.state(block, 0).clone();
+        if !(1..CHUNK_GRANULES).all(|place| same(&first, self.blocks.state(block, place))) {
+            return;
+        }
+        let Some(at) = self.new_uniform(first) else {
+            return;
+        };
+        for place in 0..CHUNK_GRANULES {
+            *self.blocks.state(block, place) = self.empty.clone();
+        }
+        self.free_blocks.push(block);
+        self.forget_cached(chunk);
+        self.chunks.insert(chunk, Chunk::Uniform(UniformEntry(at)));
+    }
+
+    /// A slot of `uniform` holding `state`; none past [`MAX_UNIFORM`].
+    fn new_uniform(&mut self, state: S) -> Option<u32> {
+        match self.free_uniform.pop() {
+            Some(at) => {
+                self.uniform[at as usize] = state;
+                Some(at)
+            }
+            None if self.uniform.len() < MAX_UNIFORM => {
+                self.uniform.push(state);
+                Some((self.uniform.len() - 1) as u32)
+            }
+            None => None,
+        }
+    }
+
+    /// Drops `chunk` from both caches.
+    fn forget_cached(&mut self, chunk: u64) {
+        let slot = &mut self.cache[chunk as usize % CACHE_ENTRIES];
+        if slot.0 == chunk {
+            *slot = (NO_CHUNK, 0);
+        }
+        if let Some(entry) = self.second_slot(chunk)
+            && entry.0 == chunk
+        {
+            *entry = (NO_CHUNK, 0);
+        }
     }
 
     /// A granule of a sparse chunk that stays sparse: one lookup when it
@@ -221,9 +405,11 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
         }
     }
 
-    /// Calls `f` with every state held (some of them maybe still `empty`).
+    /// Calls `f` with every state held (some of them maybe still `empty`;
+    /// a uniform chunk's once).
     pub(crate) fn for_each_state(&self, mut f: impl FnMut(&S)) {
         self.sparse.values().for_each(&mut f);
+        self.uniform.iter().for_each(&mut f);
         self.blocks.segments.iter().flatten().for_each(f);
     }
 
@@ -239,7 +425,9 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
         let sparse = self.sparse.capacity() * (size_of::<(u64, S)>() + 1);
         let blocks = self.blocks.state_bytes();
         let cache = (CACHE_ENTRIES + self.second.len()) * size_of::<(u64, u32)>();
-        (chunks + sparse + blocks + cache) as u64
+        let uniform = self.uniform.capacity() * size_of::<S>()
+            + (self.free_uniform.capacity() + self.free_blocks.capacity()) * size_of::<u32>();
+        (chunks + sparse + blocks + cache + uniform) as u64
     }
 }
 
@@ -279,6 +467,20 @@ impl<S> Blocks<S> {
         let block = block as usize;
         let segment = &mut self.segments[block / SEGMENT_BLOCKS];
         &mut segment[(block % SEGMENT_BLOCKS) * CHUNK_GRANULES + place]
+    }
+
+    /// A block of `states` (`CHUNK_GRANULES` of them), one of `free` if
+    /// any; returns its index.
+    fn take(&mut self, free: &mut Vec<u32>, states: impl Iterator<Item = S>) -> u32 {
+        match free.pop() {
+            Some(block) => {
+                for (place, state) in states.enumerate() {
+                    *self.state(block, place) = state;
+                }
+                block
+            }
+            None => self.push(states),
+        }
     }
 
     /// Appends a block of `CHUNK_GRANULES` states; returns its index.

@@ -21,7 +21,7 @@
 use std::hash::Hasher;
 use std::mem::size_of;
 
-use super::granule_table::GranuleTable;
+use super::granule_table::{CHUNK_GRANULES, GranuleTable, WholeChunk};
 use super::{DependencyKind, EventRef, Footprint, PairSink};
 
 /// A fast hasher for granule numbers: one 64x64->128 multiply, folded, so
@@ -217,10 +217,101 @@ impl IndexedFinder {
         granule: u64,
         event: EventRef,
         writes: bool,
+        at: (u64, u64),
+        sink: &mut PairSink,
+    ) {
+        self.access_state(
+            #[inline(always)]
+            |states| states.state(granule),
+            granule,
+            event,
+            writes,
+            at,
+            sink,
+        );
+    }
+
+    /// [`Self::access`] of every granule of `first..=last` (`first <
+    /// last`): the chunks the range covers whole at once where they are
+    /// uniform ([`GranuleTable`]), each pair found counted once per granule
+    /// as granule by granule.
+    pub(crate) fn access_range(
+        &mut self,
+        (first, last): (u64, u64),
+        event: EventRef,
+        writes: bool,
+        at: (u64, u64),
+        sink: &mut PairSink,
+    ) {
+        let chunk_granules = CHUNK_GRANULES as u64;
+        let mut granule = first;
+        loop {
+            let whole = granule % chunk_granules == 0 && last - granule >= chunk_granules - 1;
+            if whole {
+                self.access_chunk(granule / chunk_granules, event, writes, at, sink);
+                granule += chunk_granules - 1;
+            } else {
+                self.access(granule, event, writes, at, sink);
+            }
+            if granule >= last {
+                return;
+            }
+            granule += 1;
+        }
+    }
+
+    /// [`Self::access`] of every granule of `chunk`, which a range covers:
+    /// once if the chunk is uniform and stays so, else granule by granule
+    /// (the chunk then turning uniform if the access left its granules
+    /// alike, as a write over all of them does).
+    fn access_chunk(
+        &mut self,
+        chunk: u64,
+        event: EventRef,
+        writes: bool,
+        at: (u64, u64),
+        sink: &mut PairSink,
+    ) {
+        let first = chunk * CHUNK_GRANULES as u64;
+        if let WholeChunk::Uniform(index) = self.states.whole_chunk(chunk) {
+            let state = self.states.uniform_state(index);
+            if stays_uniform(state, self.collapse, event, writes) {
+                let before = sink.all_counts();
+                self.access_state(
+                    #[inline(always)]
+                    |states| states.uniform_state(index),
+                    first,
+                    event,
+                    writes,
+                    at,
+                    sink,
+                );
+                sink.repeat_counts_since(before, CHUNK_GRANULES as u64 - 1);
+                debug_assert!(uniform_kind(self.states.uniform_state(index)));
+                return;
+            }
+            self.states.split_uniform(chunk);
+        }
+        for granule in first..first + CHUNK_GRANULES as u64 {
+            self.access(granule, event, writes, at, sink);
+        }
+        self.states
+            .settle_uniform(chunk, |a, b| uniform_kind(a) && same_open_pairs(a, b));
+    }
+
+    /// [`Self::access`] on the state `state_of` finds in the table (a
+    /// granule's, or a uniform chunk's standing for `granule`).
+    #[inline(always)]
+    fn access_state(
+        &mut self,
+        state_of: impl FnOnce(&mut GranuleTable<GranuleState>) -> &mut GranuleState,
+        granule: u64,
+        event: EventRef,
+        writes: bool,
         (addr, size): (u64, u64),
         sink: &mut PairSink,
     ) {
-        let state = self.states.state(granule);
+        let state = state_of(&mut self.states);
         // (Only compared at pairs between threads.)
         let footprint = Footprint::of(addr, size);
         // The bytes of a read group are followed only while the analysis
@@ -308,9 +399,14 @@ impl IndexedFinder {
         if state.writer != NONE {
             if rereads && sink.may_leave_implied() {
                 let written = state.written;
-                sink.implied_pair_apart(unpack(state.writer), event, DependencyKind::Raw, || {
-                    written.disjoint(footprint, self.shift)
-                });
+                let shift = self.shift;
+                sink.implied_pair_apart(
+                    unpack(state.writer),
+                    event,
+                    DependencyKind::Raw,
+                    #[inline(always)]
+                    || written.disjoint(footprint, shift),
+                );
             } else {
                 after_write(
                     state,
@@ -340,6 +436,32 @@ impl IndexedFinder {
     }
 }
 
+/// Whether `event`'s access leaves uniform `state` a state that can stand
+/// for a chunk: no read group of several readers (its vector is one
+/// granule's). `collapse`: the finder's.
+fn stays_uniform(state: &GranuleState, collapse: bool, event: EventRef, writes: bool) -> bool {
+    debug_assert!(uniform_kind(state));
+    writes
+        || state.reader == NONE
+        || (collapse && one_slot(state.reader, state.count).thread == event.thread)
+}
+
+/// Whether `state` may stand for a uniform chunk: its read group, if any,
+/// is one reader inline (a group of several is a vector of one granule's).
+fn uniform_kind(state: &GranuleState) -> bool {
+    state.reader == NONE || state.reader & MANY == 0
+}
+
+/// Whether two granules have the same open pairs (what later accesses
+/// find): `count` only matters with a reader.
+fn same_open_pairs(a: &GranuleState, b: &GranuleState) -> bool {
+    a.writer == b.writer
+        && a.reader == b.reader
+        && (a.reader == NONE || a.count == b.count)
+        && a.written == b.written
+        && a.read_bytes == b.read_bytes
+}
+
 /// The RAW or WAW pair from `state`'s last write to `event`, which has
 /// `footprint` in the granule (of `1 << shift` bytes), counted in
 /// [`PairSink::disjoint_bytes`] if between threads and on other bytes than
@@ -353,9 +475,13 @@ fn after_write(
     sink: &mut PairSink,
 ) {
     let written = state.written;
-    sink.pair_apart(unpack(state.writer), event, kind, || {
-        written.disjoint(footprint, shift)
-    });
+    sink.pair_apart(
+        unpack(state.writer),
+        event,
+        kind,
+        #[inline(always)]
+        || written.disjoint(footprint, shift),
+    );
 }
 
 /// A free slot of `groups` (an empty vector), from `free` or new.
@@ -409,6 +535,7 @@ fn war(slot: ReaderSlot, to: EventRef, apart: bool, sink: &mut PairSink) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     /// Pairs between threads on different bytes of a granule are counted
     /// (and still emitted: the granule is the method's unit); on the same
@@ -461,6 +588,81 @@ mod tests {
         let gathered = sink.gathering(|sink| finder.access(1, event(1, 3), false, at, sink));
         assert_eq!(gathered.len(), 1, "gathered pairs are copied, not reduced");
         assert_eq!((sink.found.raw, sink.cross_thread.raw), (4, 4));
+    }
+
+    /// An event's access to `first..=last` (granules of 8 bytes), by
+    /// range or granule by granule; what the sink got: the pairs (sorted,
+    /// once each) and every count.
+    fn feed(
+        finder: &mut IndexedFinder,
+        by_range: bool,
+        (first, last): (u64, u64),
+        event: EventRef,
+        writes: bool,
+        sink: &mut PairSink,
+    ) -> (Vec<crate::pairs::DependencyPair>, String) {
+        sink.clear();
+        let at = (first * 8, (last - first + 1) * 8);
+        if by_range && first < last {
+            finder.access_range((first, last), event, writes, at, sink);
+        } else {
+            (first..=last).for_each(|g| finder.access(g, event, writes, at, sink));
+        }
+        let mut pairs = sink.pairs.clone();
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut apart = sink.apart.clone();
+        apart.sort_unstable();
+        apart.dedup();
+        (pairs, format!("{:?} {apart:?}", sink.all_counts()))
+    }
+
+    /// What `finder` holds: the events later pairs may start from.
+    fn held(finder: &IndexedFinder) -> std::collections::BTreeSet<EventRef> {
+        let mut events = std::collections::BTreeSet::new();
+        finder.for_each_event(&mut |e| {
+            events.insert(e);
+        });
+        events
+    }
+
+    /// One access of an event of `(thread, writes, first granule,
+    /// granules)`: mostly single granules and ranges over several chunks
+    /// of 64, in a few chunks, so ranges meet uniform, mixed and dense
+    /// chunks and single accesses give uniform chunks granules of their
+    /// own.
+    fn any_access() -> impl Strategy<Value = (u32, bool, u64, u64)> {
+        let len = prop_oneof![4 => Just(1u64), 1 => 2u64..8, 3 => 60u64..260];
+        (0u32..3, any::<bool>(), 0u64..320, len)
+    }
+
+    proptest! {
+        /// A range finds, counts and leaves behind what its granules one by
+        /// one would (the chunks it covers whole taken at once where they
+        /// are uniform: `IndexedFinder::access_range`).
+        #[test]
+        fn a_range_finds_what_its_granules_find(
+            accesses in prop::collection::vec(any_access(), 1..200),
+            collapse: bool,
+            drops_implied: bool,
+            watch_apart: bool,
+        ) {
+            let new = || if collapse { IndexedFinder::collapsing() } else { IndexedFinder::new() };
+            let (mut ranged, mut granular) = (new(), new());
+            let sink = || PairSink { drops_implied, watch_apart, ..PairSink::default() };
+            let (mut ranged_sink, mut granular_sink) = (sink(), sink());
+            let mut next = [0u64; 3];
+            for (thread, writes, first, len) in accesses {
+                let event = EventRef { thread, index: next[thread as usize] };
+                next[thread as usize] += 1;
+                let granules = (first, first + len - 1);
+                let got = feed(&mut ranged, true, granules, event, writes, &mut ranged_sink);
+                let want = feed(&mut granular, false, granules, event, writes, &mut granular_sink);
+                prop_assert_eq!(got, want, "{:?} {}", event, writes);
+                prop_assert_eq!(ranged.granules(), granular.granules());
+                prop_assert_eq!(held(&ranged), held(&granular));
+            }
+        }
     }
 
     #[test]

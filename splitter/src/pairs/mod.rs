@@ -152,7 +152,48 @@ pub struct PairSink {
     pub(crate) drops_implied: bool,
 }
 
+/// [`PairSink`]'s counts at one moment ([`PairSink::counts`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SinkCounts {
+    found: PairCounts,
+    cross_thread: PairCounts,
+    collapsed_war: u64,
+    disjoint_bytes: u64,
+    collapsed_war_same_thread: u64,
+}
+
 impl PairSink {
+    /// The counts now, for [`Self::repeat_counts_since`].
+    pub(crate) fn all_counts(&self) -> SinkCounts {
+        SinkCounts {
+            found: self.found,
+            cross_thread: self.cross_thread,
+            collapsed_war: self.collapsed_war,
+            disjoint_bytes: self.disjoint_bytes,
+            collapsed_war_same_thread: self.collapsed_war_same_thread,
+        }
+    }
+
+    /// Counts what was found since `before` `times` more times: the pairs
+    /// of one access to a uniform chunk, found once for all its granules,
+    /// counted once per granule as the method counts them. (The pairs
+    /// themselves are kept once: neighbouring granules' are anyway.)
+    pub(crate) fn repeat_counts_since(&mut self, before: SinkCounts, times: u64) {
+        let more = |now: u64, then: u64| (now - then) * times;
+        for kind in DependencyKind::ALL {
+            let found = more(self.found.get(kind), before.found.get(kind));
+            let cross = more(self.cross_thread.get(kind), before.cross_thread.get(kind));
+            self.found.add(kind, found);
+            self.cross_thread.add(kind, cross);
+        }
+        self.collapsed_war += more(self.collapsed_war, before.collapsed_war);
+        self.disjoint_bytes += more(self.disjoint_bytes, before.disjoint_bytes);
+        self.collapsed_war_same_thread += more(
+            self.collapsed_war_same_thread,
+            before.collapsed_war_same_thread,
+        );
+    }
+
     /// A sink whose `pairs` also get the pairs within one thread.
     pub fn keeping_same_thread() -> PairSink {
         PairSink {
@@ -330,7 +371,7 @@ impl Footprint {
     /// different bytes of it: each lies within the granule (one that spans
     /// granules, or a granule over 128 bytes, counts as touching all of it)
     /// and their bytes do not meet.
-    #[inline]
+    #[inline(always)]
     pub fn disjoint(self, other: Footprint, shift: u32) -> bool {
         if shift > 7 || self.size == 0 || other.size == 0 {
             return false;
@@ -345,8 +386,10 @@ impl Footprint {
     }
 }
 
-/// The dependency-pair finder selected by `--algorithm`.
+/// The dependency-pair finder selected by `--algorithm`. (One per split,
+/// inline: a box would put a load in front of every access's lookup.)
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum PairFinder {
     Worklist(worklist::WorklistFinder),
     Indexed(indexed::IndexedFinder),
@@ -367,6 +410,37 @@ impl PairFinder {
         match self {
             PairFinder::Worklist(f) => f.access(granule, event, writes, sink),
             PairFinder::Indexed(f) => f.access(granule, event, writes, (addr, size), sink),
+        }
+    }
+
+    /// [`Self::access`] of every granule of `first..=last`, one event's
+    /// range. The indexed finder takes the chunks it covers whole at once
+    /// where it can (`IndexedFinder::access_range`). (Out of line: inlined,
+    /// it took registers from the analysis's loop of one-granule events.)
+    #[inline(never)]
+    pub fn access_range(
+        &mut self,
+        (first, last): (u64, u64),
+        event: EventRef,
+        access: Access,
+        at: (u64, u64),
+        sink: &mut PairSink,
+    ) {
+        match self {
+            PairFinder::Indexed(f) if first < last => {
+                f.access_range((first, last), event, access.writes(), at, sink);
+            }
+            _ => (first..=last).for_each(|granule| self.access(granule, event, access, at, sink)),
+        }
+    }
+
+    /// Most granules one event may cover: a range costs the indexed finder
+    /// a state per chunk of granules it covers whole and the same state
+    /// stands for all of them, the work queue one per granule.
+    pub fn max_granules_per_event(&self) -> u64 {
+        match self {
+            PairFinder::Worklist(_) => 1 << 24,
+            PairFinder::Indexed(_) => 1 << 31,
         }
     }
 
