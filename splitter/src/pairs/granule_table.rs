@@ -37,7 +37,9 @@
 //! chunk, not per granule. An access to one of its granules gives that
 //! granule a copy of the state in the sparse map, as a sparse chunk's
 //! granule; at [`PROMOTE_AT`] such granules the chunk becomes dense, each
-//! granule keeping its state or taking a copy ([`Self::state`]).
+//! granule keeping its state or taking a copy ([`Self::state`]). The
+//! caller's [`Copier`] makes the copies: a state may own something outside
+//! the table (the finder's read groups), which each copy needs its own of.
 //!
 //! # Invariants
 //! - A granule's state is in exactly one place: the sparse map if its chunk
@@ -46,8 +48,7 @@
 //!   may change into each other, every granule keeping its state).
 //! - A uniform state stands for every granule of its chunk that has no
 //!   state of its own in the sparse map (fewer than [`PROMOTE_AT`] do);
-//!   each of them was looked up (counted) already. The caller keeps only
-//!   states that can be copied granule by granule in a uniform chunk.
+//!   each of them was looked up (counted) already.
 //! - A sparse chunk's count is the number of its granules in the sparse
 //!   map, below [`PROMOTE_AT`].
 //! - Memory: a dense block holds at least [`PROMOTE_AT`] touched granules,
@@ -121,6 +122,26 @@ impl UniformEntry {
     }
 }
 
+/// How a uniform chunk's state becomes its granules' own ones: a copy for
+/// each, after which the chunk's own is dropped (`discard`).
+pub(crate) trait Copier<S> {
+    fn copy(&mut self, state: &S) -> S;
+    fn discard(&mut self, state: S);
+}
+
+/// The [`Copier`] of states that own nothing outside the table.
+#[cfg(test)]
+pub(crate) struct Cloning;
+
+#[cfg(test)]
+impl<S: Clone> Copier<S> for Cloning {
+    fn copy(&mut self, state: &S) -> S {
+        state.clone()
+    }
+
+    fn discard(&mut self, _: S) {}
+}
+
 /// What [`GranuleTable::whole_chunk`] finds of a chunk a range covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WholeChunk {
@@ -174,13 +195,13 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
     /// the first cache inline, the rest out of line: the analysis's loop
     /// inlines this, and it was not inlined whole.
     #[inline(always)]
-    pub(crate) fn state(&mut self, granule: u64) -> &mut S {
+    pub(crate) fn state(&mut self, granule: u64, copier: &mut impl Copier<S>) -> &mut S {
         let chunk = granule >> CHUNK_SHIFT;
         let place = (granule & PLACE_MASK) as usize;
         let slot = chunk as usize % CACHE_ENTRIES;
         let (cached, block) = self.cache[slot];
         if cached != chunk {
-            return self.state_after_miss(granule);
+            return self.state_after_miss(granule, copier);
         }
         self.counted(block, place)
     }
@@ -188,7 +209,7 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
     /// [`Self::state`] of a `granule` whose chunk the first cache does
     /// not hold.
     #[inline(never)]
-    fn state_after_miss(&mut self, granule: u64) -> &mut S {
+    fn state_after_miss(&mut self, granule: u64, copier: &mut impl Copier<S>) -> &mut S {
         let chunk = granule >> CHUNK_SHIFT;
         let place = (granule & PLACE_MASK) as usize;
         let block = match self.second_cached(chunk) {
@@ -201,7 +222,9 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
                     block
                 }
                 Chunk::Sparse(_) => return self.sparse_state(chunk, granule),
-                Chunk::Uniform(entry) => return self.uniform_granule(chunk, entry, granule),
+                Chunk::Uniform(entry) => {
+                    return self.uniform_granule((chunk, entry), granule, copier);
+                }
             },
         };
         self.cache[chunk as usize % CACHE_ENTRIES] = (chunk, block);
@@ -272,14 +295,19 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
     /// a copy of the chunk's if it had none; the chunk made dense at
     /// [`PROMOTE_AT`] granules of their own.
     #[cold]
-    fn uniform_granule(&mut self, chunk: u64, entry: UniformEntry, granule: u64) -> &mut S {
+    fn uniform_granule(
+        &mut self,
+        (chunk, entry): (u64, UniformEntry),
+        granule: u64,
+        copier: &mut impl Copier<S>,
+    ) -> &mut S {
         if !self.sparse.contains_key(&granule) {
             if entry.own() + 1 >= PROMOTE_AT {
-                let block = self.densify(chunk, entry);
+                let block = self.densify(chunk, entry, copier);
                 self.cache[chunk as usize % CACHE_ENTRIES] = (chunk, block);
                 return self.blocks.state(block, (granule & PLACE_MASK) as usize);
             }
-            let state = self.uniform[entry.at() as usize].clone();
+            let state = copier.copy(&self.uniform[entry.at() as usize]);
             let own = Chunk::Uniform(entry.with_own(entry.own() + 1));
             self.chunks.insert(chunk, own);
             self.sparse.insert(granule, state);
@@ -289,15 +317,19 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
 
     /// Uniform `chunk` (`entry`) made dense, each granule keeping its own
     /// state or taking a copy of the chunk's; returns its block.
-    fn densify(&mut self, chunk: u64, entry: UniformEntry) -> u32 {
+    fn densify(&mut self, chunk: u64, entry: UniformEntry, copier: &mut impl Copier<S>) -> u32 {
         let at = entry.at();
         let state = std::mem::replace(&mut self.uniform[at as usize], self.empty.clone());
         self.free_uniform.push(at);
         let first = chunk << CHUNK_SHIFT;
         let sparse = &mut self.sparse;
-        let states = (first..first + CHUNK_GRANULES as u64)
-            .map(|granule| sparse.remove(&granule).unwrap_or_else(|| state.clone()));
+        let states = (first..first + CHUNK_GRANULES as u64).map(|granule| {
+            sparse
+                .remove(&granule)
+                .unwrap_or_else(|| copier.copy(&state))
+        });
         let block = self.blocks.take(&mut self.free_blocks, states);
+        copier.discard(state);
         self.chunks.insert(chunk, Chunk::Dense(block));
         self.grow_cache();
         if let Some(entry) = self.second_slot(chunk) {
@@ -328,16 +360,6 @@ impl<S: Clone + PartialEq> GranuleTable<S> {
     /// The state of a uniform chunk ([`WholeChunk::Uniform`]).
     pub(crate) fn uniform_state(&mut self, at: u32) -> &mut S {
         &mut self.uniform[at as usize]
-    }
-
-    /// Makes uniform chunk `chunk` dense (before an access that would leave
-    /// its granules in different states).
-    pub(crate) fn split_uniform(&mut self, chunk: u64) {
-        if let Some(&Chunk::Uniform(entry)) = self.chunks.get(&chunk) {
-            // (Its granules are counted: an empty state would count again.)
-            debug_assert!(self.uniform[entry.at() as usize] != self.empty);
-            self.densify(chunk, entry);
-        }
     }
 
     /// After a range went over every granule of dense `chunk`: if `same`
@@ -515,7 +537,7 @@ mod tests {
 
     /// Looks `granule` up and marks it touched, as an access would.
     fn touch(table: &mut GranuleTable<u64>, granule: u64, value: u64) -> u64 {
-        let state = table.state(granule);
+        let state = table.state(granule, &mut Cloning);
         let before = *state;
         *state = value;
         before

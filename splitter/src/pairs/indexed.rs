@@ -21,7 +21,7 @@
 use std::hash::Hasher;
 use std::mem::size_of;
 
-use super::granule_table::{CHUNK_GRANULES, GranuleTable, WholeChunk};
+use super::granule_table::{CHUNK_GRANULES, Copier, GranuleTable, WholeChunk};
 use super::{DependencyKind, EventRef, Footprint, PairSink};
 
 /// A fast hasher for granule numbers: one 64x64->128 multiply, folded, so
@@ -109,7 +109,8 @@ fn unpack(word: u64) -> EventRef {
 /// A word of [`GranuleState`] that holds no event.
 const NONE: u64 = u64::MAX;
 /// Bit 63 of `GranuleState::reader`: the read group has several readers,
-/// kept in `IndexedFinder::groups` at the index in the low bits.
+/// kept in `IndexedFinder::groups` (`ReadGroups::slots`) at the index in the
+/// low bits.
 const MANY: u64 = 1 << 63;
 
 /// A granule's open pair, in 24 bytes (32 with its key in the sparse map;
@@ -146,10 +147,8 @@ const EMPTY: GranuleState = GranuleState {
 #[derive(Debug)]
 pub struct IndexedFinder {
     states: GranuleTable<GranuleState>,
-    /// Read groups of several readers; `free` lists the slots not in use
-    /// (each keeps its vector's capacity for the next group).
-    groups: Vec<Vec<ReaderSlot>>,
-    free: Vec<u32>,
+    /// Read groups of several readers.
+    groups: ReadGroups,
     collapse: bool,
     /// log2 of the granule, for [`Footprint::disjoint`].
     shift: u32,
@@ -175,7 +174,7 @@ impl IndexedFinder {
             }
             if state.reader & MANY == 0 {
                 f(unpack(state.reader));
-            } else if let Some(group) = self.groups.get((state.reader & !MANY) as usize) {
+            } else if let Some(group) = self.groups.slots.get((state.reader & !MANY) as usize) {
                 group.iter().for_each(|slot| f(slot.event()));
             }
         });
@@ -185,8 +184,7 @@ impl IndexedFinder {
     pub fn new() -> IndexedFinder {
         IndexedFinder {
             states: GranuleTable::new(EMPTY),
-            groups: Vec::new(),
-            free: Vec::new(),
+            groups: ReadGroups::default(),
             collapse: false,
             shift: 3,
         }
@@ -222,7 +220,7 @@ impl IndexedFinder {
     ) {
         self.access_state(
             #[inline(always)]
-            |states| states.state(granule),
+            |states, copier| states.state(granule, copier),
             granule,
             event,
             writes,
@@ -274,23 +272,18 @@ impl IndexedFinder {
     ) {
         let first = chunk * CHUNK_GRANULES as u64;
         if let WholeChunk::Uniform(index) = self.states.whole_chunk(chunk) {
-            let state = self.states.uniform_state(index);
-            if stays_uniform(state, self.collapse, event, writes) {
-                let before = sink.all_counts();
-                self.access_state(
-                    #[inline(always)]
-                    |states| states.uniform_state(index),
-                    first,
-                    event,
-                    writes,
-                    at,
-                    sink,
-                );
-                sink.repeat_counts_since(before, CHUNK_GRANULES as u64 - 1);
-                debug_assert!(uniform_kind(self.states.uniform_state(index)));
-                return;
-            }
-            self.states.split_uniform(chunk);
+            let before = sink.all_counts();
+            self.access_state(
+                #[inline(always)]
+                |states, _| states.uniform_state(index),
+                first,
+                event,
+                writes,
+                at,
+                sink,
+            );
+            sink.repeat_counts_since(before, CHUNK_GRANULES as u64 - 1);
+            return;
         }
         for granule in first..first + CHUNK_GRANULES as u64 {
             self.access(granule, event, writes, at, sink);
@@ -304,14 +297,17 @@ impl IndexedFinder {
     #[inline(always)]
     fn access_state(
         &mut self,
-        state_of: impl FnOnce(&mut GranuleTable<GranuleState>) -> &mut GranuleState,
+        state_of: impl for<'t> FnOnce(
+            &'t mut GranuleTable<GranuleState>,
+            &mut ReadGroups,
+        ) -> &'t mut GranuleState,
         granule: u64,
         event: EventRef,
         writes: bool,
         (addr, size): (u64, u64),
         sink: &mut PairSink,
     ) {
-        let state = state_of(&mut self.states);
+        let state = state_of(&mut self.states, &mut self.groups);
         // (Only compared at pairs between threads.)
         let footprint = Footprint::of(addr, size);
         // The bytes of a read group are followed only while the analysis
@@ -336,12 +332,12 @@ impl IndexedFinder {
                 war(one_slot(reader, state.count), event, apart, sink);
             } else {
                 let group = (reader & !MANY) as u32;
-                let slots = &mut self.groups[group as usize];
+                let slots = &mut self.groups.slots[group as usize];
                 for &slot in slots.iter() {
                     war(slot, event, apart, sink);
                 }
                 slots.clear();
-                self.free.push(group);
+                self.groups.free.push(group);
             }
             state.writer = pack(event);
             state.written = footprint;
@@ -372,13 +368,13 @@ impl IndexedFinder {
                 state.count = state.count.saturating_add(1);
                 true
             } else {
-                let group = new_group(&mut self.groups, &mut self.free);
-                self.groups[group as usize].extend([slot, new]);
+                let group = self.groups.new_group();
+                self.groups.slots[group as usize].extend([slot, new]);
                 state.reader = MANY | u64::from(group);
                 false
             }
         } else {
-            let slots = &mut self.groups[(state.reader & !MANY) as usize];
+            let slots = &mut self.groups.slots[(state.reader & !MANY) as usize];
             let same = if self.collapse {
                 slots.iter_mut().rev().find(|s| s.thread == event.thread)
             } else {
@@ -425,31 +421,65 @@ impl IndexedFinder {
 
     pub(crate) fn state_bytes(&self) -> u64 {
         let table = self.states.state_bytes() as usize;
-        let groups: usize = size_of::<Vec<ReaderSlot>>() * self.groups.capacity()
+        let groups: usize = size_of::<Vec<ReaderSlot>>() * self.groups.slots.capacity()
             + self
                 .groups
+                .slots
                 .iter()
                 .map(|g| g.capacity() * size_of::<ReaderSlot>())
                 .sum::<usize>()
-            + size_of::<u32>() * self.free.capacity();
+            + size_of::<u32>() * self.groups.free.capacity();
         (table + groups) as u64
     }
 }
 
-/// Whether `event`'s access leaves uniform `state` a state that can stand
-/// for a chunk: no read group of several readers (its vector is one
-/// granule's). `collapse`: the finder's.
-fn stays_uniform(state: &GranuleState, collapse: bool, event: EventRef, writes: bool) -> bool {
-    debug_assert!(uniform_kind(state));
-    writes
-        || state.reader == NONE
-        || (collapse && one_slot(state.reader, state.count).thread == event.thread)
-}
-
-/// Whether `state` may stand for a uniform chunk: its read group, if any,
-/// is one reader inline (a group of several is a vector of one granule's).
+/// Whether `state` may become a uniform chunk's: its read group, if any,
+/// is one reader inline (64 granules' groups of several would have to be
+/// compared and all but one freed; a chunk left uniform by a range keeps
+/// its one group instead).
 fn uniform_kind(state: &GranuleState) -> bool {
     state.reader == NONE || state.reader & MANY == 0
+}
+
+/// Read groups of several readers, each a vector in `slots`; `free` lists
+/// the slots not in use (each keeps its vector's capacity for the next
+/// group). The finder's [`Copier`]: a uniform chunk's group is copied for
+/// each granule that takes its state, and freed with the chunk's state.
+#[derive(Debug, Default)]
+struct ReadGroups {
+    slots: Vec<Vec<ReaderSlot>>,
+    free: Vec<u32>,
+}
+
+impl ReadGroups {
+    /// A free slot (an empty vector), from `free` or new.
+    fn new_group(&mut self) -> u32 {
+        self.free.pop().unwrap_or_else(|| {
+            self.slots.push(Vec::new());
+            (self.slots.len() - 1) as u32
+        })
+    }
+}
+
+impl Copier<GranuleState> for ReadGroups {
+    fn copy(&mut self, state: &GranuleState) -> GranuleState {
+        let mut copy = state.clone();
+        if state.reader != NONE && state.reader & MANY != 0 {
+            let group = self.new_group();
+            let slots = self.slots[(state.reader & !MANY) as usize].clone();
+            self.slots[group as usize].extend(slots);
+            copy.reader = MANY | u64::from(group);
+        }
+        copy
+    }
+
+    fn discard(&mut self, state: GranuleState) {
+        if state.reader != NONE && state.reader & MANY != 0 {
+            let group = (state.reader & !MANY) as u32;
+            self.slots[group as usize].clear();
+            self.free.push(group);
+        }
+    }
 }
 
 /// Whether two granules have the same open pairs (what later accesses
@@ -482,14 +512,6 @@ fn after_write(
         #[inline(always)]
         || written.disjoint(footprint, shift),
     );
-}
-
-/// A free slot of `groups` (an empty vector), from `free` or new.
-fn new_group(groups: &mut Vec<Vec<ReaderSlot>>, free: &mut Vec<u32>) -> u32 {
-    free.pop().unwrap_or_else(|| {
-        groups.push(Vec::new());
-        (groups.len() - 1) as u32
-    })
 }
 
 /// The inline reader of a read group of one.
@@ -636,6 +658,19 @@ mod tests {
         (0u32..3, any::<bool>(), 0u64..320, len)
     }
 
+    /// Read groups some state names, and read groups not free: the same
+    /// if no group leaked (each state's group its own).
+    fn groups_named_and_live(finder: &IndexedFinder) -> (usize, usize) {
+        let mut named = std::collections::BTreeSet::new();
+        finder.states.for_each_state(|state| {
+            if state.reader != NONE && state.reader & MANY != 0 {
+                assert!(named.insert(state.reader), "a group named twice");
+            }
+        });
+        let groups = &finder.groups;
+        (named.len(), groups.slots.len() - groups.free.len())
+    }
+
     proptest! {
         /// A range finds, counts and leaves behind what its granules one by
         /// one would (the chunks it covers whole taken at once where they
@@ -661,6 +696,10 @@ mod tests {
                 prop_assert_eq!(got, want, "{:?} {}", event, writes);
                 prop_assert_eq!(ranged.granules(), granular.granules());
                 prop_assert_eq!(held(&ranged), held(&granular));
+                for finder in [&ranged, &granular] {
+                    let (named, live) = groups_named_and_live(finder);
+                    prop_assert_eq!(named, live, "read groups leaked");
+                }
             }
         }
     }
