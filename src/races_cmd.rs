@@ -5,7 +5,9 @@
 use crate::output::outln;
 use std::path::PathBuf;
 
-use rr_lite_splitter::races::{HeapBlock, Race, RaceAccess, RaceFinder, RaceReport};
+use rr_lite_splitter::races::{
+    HeapBlock, MAX_RANGE_GRANULES, Race, RaceAccess, RaceFinder, RaceReport,
+};
 use rr_lite_symbols::Symbolizer;
 use serde::Serialize;
 
@@ -67,7 +69,11 @@ pub fn run(args: RacesArgs) -> anyhow::Result<i32> {
         .map(|r| describe(r, &report, &mut symbols))
         .collect();
     if args.json {
-        let json = serde_json::json!({ "races": races, "accesses": report.accesses });
+        let json = serde_json::json!({
+            "races": races,
+            "accesses": report.accesses,
+            "ranges_checked_in_part": report.ranges_cut,
+        });
         outln!("{}", serde_json::to_string_pretty(&json)?);
     } else {
         print_text(&races, &report, trace.path());
@@ -97,6 +103,25 @@ pub(crate) fn describe(r: &Race, report: &RaceReport, symbols: &mut Symbolizer) 
     }
 }
 
+/// Says how many ranges were checked in part, if any: a race further into
+/// one is not in the report.
+fn note_ranges_cut(report: &RaceReport) {
+    if report.ranges_cut > 0 {
+        let kib = (MAX_RANGE_GRANULES << 3) >> 10;
+        outln!(
+            "note: {} range{} (memcpy, memset, read...) over {kib} KiB checked on {} first {kib} \
+             KiB only: a race further into one is not reported",
+            report.ranges_cut,
+            if report.ranges_cut == 1 { "" } else { "s" },
+            if report.ranges_cut == 1 {
+                "its"
+            } else {
+                "their"
+            },
+        );
+    }
+}
+
 /// `counter` or `counter+8`; a heap block by its size and allocation site.
 fn location(addr: u64, blocks: &[HeapBlock], symbols: &mut Symbolizer) -> Option<String> {
     if let Some(name) = crate::output::variable_at(symbols, addr) {
@@ -123,6 +148,7 @@ fn print_text(races: &[RaceOut], report: &RaceReport, trace: &std::path::Path) {
             trace.display(),
             report.accesses
         );
+        note_ranges_cut(report);
         return;
     }
     outln!(
@@ -165,4 +191,5 @@ fn print_text(races: &[RaceOut], report: &RaceReport, trace: &std::path::Path) {
             r.second.event
         );
     }
+    note_ranges_cut(report);
 }

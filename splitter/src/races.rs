@@ -36,8 +36,9 @@ use crate::thinned::Thinned;
 /// Granules of 8 bytes, as the splitter's default.
 const GRANULE_SHIFT: u32 = 3;
 /// Most granules of one range checked (a 64 MiB memcpy would otherwise
-/// take seconds); the rest of the range is left unchecked.
-const MAX_RANGE_GRANULES: u64 = 1 << 16;
+/// take seconds); the rest of the range is left unchecked, and the report
+/// says how many ranges were ([`RaceReport::ranges_cut`]).
+pub const MAX_RANGE_GRANULES: u64 = 1 << 16;
 
 /// One side of a race.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +85,9 @@ pub struct RaceReport {
     pub races: Vec<Race>,
     /// Plain accesses checked.
     pub accesses: u64,
+    /// Ranges checked on their first [`MAX_RANGE_GRANULES`] granules only:
+    /// a race further in is not reported.
+    pub ranges_cut: u64,
     /// Blocks that held a racing address (by start), for naming them.
     pub blocks: Vec<HeapBlock>,
 }
@@ -163,6 +167,7 @@ pub struct RaceFinder {
     /// By group, like `races`.
     occurrences: Vec<Thinned<(RaceAccess, RaceAccess)>>,
     accesses: u64,
+    ranges_cut: u64,
     /// By thread: the header an allocation of the thread just handed out,
     /// whose write range (the thread's next event) is the allocator's, not
     /// the program's.
@@ -290,8 +295,11 @@ impl RaceFinder {
             clock: self.clocks[t as usize].get(t),
         };
         let end = e.addr.saturating_add(e.size.max(1));
-        let (first, last) = granules(e.addr, e.size.max(1));
-        let last = last.min(first + MAX_RANGE_GRANULES - 1);
+        let (first, mut last) = granules(e.addr, e.size.max(1));
+        if last - first >= MAX_RANGE_GRANULES {
+            last = first + MAX_RANGE_GRANULES - 1;
+            self.ranges_cut += 1;
+        }
         for g in first..=last {
             self.check_granule(g, crate::pairs::granule_bytes(g, e.addr, end), now);
         }
@@ -386,6 +394,7 @@ impl RaceFinder {
         RaceReport {
             races,
             accesses: self.accesses,
+            ranges_cut: self.ranges_cut,
             blocks,
         }
     }
@@ -410,7 +419,7 @@ pub fn find_races<'a>(events: impl IntoIterator<Item = &'a RecordedEvent>) -> Ra
 #[cfg(test)]
 mod tests {
     use super::*;
-    use EventKind::{MutexLock, MutexUnlock, Read, ThreadCreate, ThreadStart, Write};
+    use EventKind::{MutexLock, MutexUnlock, Read, ThreadCreate, ThreadStart, Write, WriteRange};
 
     /// Events in the given global order, indices per thread.
     fn events(raw: &[(u32, EventKind, u64)]) -> Vec<RecordedEvent> {
@@ -485,6 +494,27 @@ mod tests {
         // The same bytes do.
         evs[3].addr = X;
         assert_eq!(find_races(&evs).races.len(), 1);
+    }
+
+    /// A range is checked on its first `MAX_RANGE_GRANULES` granules, and
+    /// the report counts the ranges cut so: a race past them is missed,
+    /// and the user is told so.
+    #[test]
+    fn ranges_past_the_checked_granules_are_counted() {
+        let mut evs = events(&[
+            (0, ThreadCreate, START1),
+            (1, ThreadStart, START1),
+            (0, WriteRange, X),
+            (1, Write, X + 8),
+            (1, Write, X + (MAX_RANGE_GRANULES << 3)),
+        ]);
+        evs[2].size = (MAX_RANGE_GRANULES << 3) + 8;
+        let report = find_races(&evs);
+        assert_eq!(report.ranges_cut, 1);
+        assert_eq!(report.races.len(), 1, "the race inside the checked part");
+        evs[2].size = MAX_RANGE_GRANULES << 3;
+        let report = find_races(&evs);
+        assert_eq!(report.ranges_cut, 0, "a range of exactly that many");
     }
 
     #[test]
