@@ -674,8 +674,8 @@ fn find_pairs(
     event: EventRef,
     access: Access,
 ) {
-    // (Not a `RangeInclusive` loop: its end check cost more than the
-    // access of a one-granule event.)
+    // (One granule, nearly every event, inline; a range out of line, where
+    // the finder may take whole chunks at once.)
     let (first, last) = granules.into_inner();
     if first == last {
         finder.access(first, event, access, (e.addr, e.size), sink);

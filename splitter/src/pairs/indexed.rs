@@ -259,9 +259,10 @@ impl IndexedFinder {
     }
 
     /// [`Self::access`] of every granule of `chunk`, which a range covers:
-    /// once if the chunk is uniform and stays so, else granule by granule
-    /// (the chunk then turning uniform if the access left its granules
-    /// alike, as a write over all of them does).
+    /// once if the chunk is uniform (made so if no granule of it was seen
+    /// yet), its pairs counted for each granule; else granule by granule,
+    /// the chunk then turning uniform if the access left its granules
+    /// alike (as a write over all of them does).
     fn access_chunk(
         &mut self,
         chunk: u64,

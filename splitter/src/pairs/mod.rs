@@ -152,7 +152,7 @@ pub struct PairSink {
     pub(crate) drops_implied: bool,
 }
 
-/// [`PairSink`]'s counts at one moment ([`PairSink::counts`]).
+/// [`PairSink`]'s counts at one moment ([`PairSink::all_counts`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SinkCounts {
     found: PairCounts,
@@ -371,7 +371,7 @@ impl Footprint {
     /// different bytes of it: each lies within the granule (one that spans
     /// granules, or a granule over 128 bytes, counts as touching all of it)
     /// and their bytes do not meet.
-    #[inline(always)]
+    #[inline]
     pub fn disjoint(self, other: Footprint, shift: u32) -> bool {
         if shift > 7 || self.size == 0 || other.size == 0 {
             return false;
