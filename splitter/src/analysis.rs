@@ -62,7 +62,7 @@ pub struct Analyzer {
     shift: u32,
     finder: PairFinder,
     /// Most granules one entry may touch ([`PairFinder::max_granules_per_event`]:
-    /// 16 GiB at the default granule with the default finder): a bigger
+    /// 2 GiB at the default granule with the default finder): a bigger
     /// range is almost surely a corrupt size.
     max_granules: u64,
     sink: PairSink,

@@ -436,11 +436,13 @@ impl PairFinder {
 
     /// Most granules one event may cover: a range costs the indexed finder
     /// a state per chunk of granules it covers whole and the same state
-    /// stands for all of them, the work queue one per granule.
+    /// stands for all of them, the work queue one per granule. (A damaged
+    /// size, read before the log's checksum is compared at its end, then
+    /// costs either some 300 MB at most.)
     pub fn max_granules_per_event(&self) -> u64 {
         match self {
             PairFinder::Worklist(_) => 1 << 24,
-            PairFinder::Indexed(_) => 1 << 31,
+            PairFinder::Indexed(_) => 1 << 28,
         }
     }
 
