@@ -61,9 +61,10 @@ pub struct Analyzer {
     options: SplitOptions,
     shift: u32,
     finder: PairFinder,
-    /// Most granules one entry may touch ([`PairFinder::max_granules_per_event`]:
-    /// 2 GiB at the default granule with the default finder): a bigger
-    /// range is almost surely a corrupt size.
+    /// Most granules one entry may touch: the finder's
+    /// ([`PairFinder::max_granules_per_event`], 2 GiB at the default granule
+    /// with the default finder), looked up once rather than at every event.
+    /// A bigger range is almost surely a corrupt size.
     max_granules: u64,
     sink: PairSink,
     candidates: Vec<DependencyPair>,

@@ -273,7 +273,7 @@ impl IndexedFinder {
     ) {
         let first = chunk * CHUNK_GRANULES as u64;
         if let WholeChunk::Uniform(index) = self.states.whole_chunk(chunk) {
-            let before = sink.all_counts();
+            let before = sink.raw_counts();
             self.access_state(
                 #[inline(always)]
                 |states, _| states.uniform_state(index),
@@ -637,7 +637,7 @@ mod tests {
         let mut apart = sink.apart.clone();
         apart.sort_unstable();
         apart.dedup();
-        (pairs, format!("{:?} {apart:?}", sink.all_counts()))
+        (pairs, format!("{:?} {apart:?}", sink.raw_counts()))
     }
 
     /// What `finder` holds: the events later pairs may start from.

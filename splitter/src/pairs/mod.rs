@@ -152,7 +152,7 @@ pub struct PairSink {
     pub(crate) drops_implied: bool,
 }
 
-/// [`PairSink`]'s counts at one moment ([`PairSink::all_counts`]).
+/// [`PairSink`]'s counts at one moment ([`PairSink::raw_counts`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SinkCounts {
     found: PairCounts,
@@ -163,8 +163,9 @@ pub(crate) struct SinkCounts {
 }
 
 impl PairSink {
-    /// The counts now, for [`Self::repeat_counts_since`].
-    pub(crate) fn all_counts(&self) -> SinkCounts {
+    /// The counters as they are now, for [`Self::repeat_counts_since`]
+    /// (what [`Self::counts`] sums up for the statistics).
+    pub(crate) fn raw_counts(&self) -> SinkCounts {
         SinkCounts {
             found: self.found,
             cross_thread: self.cross_thread,
